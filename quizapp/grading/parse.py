@@ -427,11 +427,9 @@ class _Parser:
             return _finite(tok.value)
         if tok.kind == "LP":
             self.i += 1
-            self.enter()
             if self.tok.kind == "RP":
                 raise self.fail("Empty parentheses '()'")
-            value = self.expr()
-            self.depth -= 1
+            value = self.expr()  # nesting is counted in unary()
             if self.tok.kind != "RP":
                 if self.tok.kind == "END":
                     raise self.fail("A parenthesis is not closed")
@@ -462,11 +460,9 @@ class _Parser:
             if self.tok.kind != "LP":
                 raise self.fail(f"Write {key}(...) with parentheses around its argument")
             self.i += 1
-            self.enter()
             if self.tok.kind == "RP":
                 raise self.fail(f"{key}() needs an argument")
-            arg = self.expr()
-            self.depth -= 1
+            arg = self.expr()  # nesting is counted in unary()
             if self.tok.kind != "RP":
                 if self.tok.kind == "END":
                     raise self.fail("A parenthesis is not closed")
