@@ -396,3 +396,9 @@ def test_random_formulas_never_raise_anything_but_invalid(text: str) -> None:
         assert exc.message
     else:
         assert np.isfinite(value).all()
+
+
+@pytest.mark.parametrize("text", ["[1 e-3]", "[2 1 e10]", "1.5 E3 2", "1 2\n3 4 e5"])
+def test_space_inside_scientific_notation_in_a_matrix(text: str) -> None:
+    with pytest.raises(InvalidAnswer, match="write scientific notation without spaces"):
+        parse_answer(text)

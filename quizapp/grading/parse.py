@@ -581,6 +581,13 @@ def _split_row(line: str) -> list[str]:
     last = "".join(current).strip()
     if last or not cells:
         cells.append(last)
+    for before, after in zip(cells, cells[1:], strict=False):
+        # "1 e10", "1.5 E-3": a space inside scientific notation, not two entries.
+        if re.search(r"[0-9.]\Z", before) and re.match(r"[eE][+-]?[0-9]", after):
+            raise InvalidAnswer(
+                f"'{before} {after}' is not a number: write scientific notation without spaces, "
+                f"as {before}{after}."
+            )
     return cells
 
 
