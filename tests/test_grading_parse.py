@@ -402,3 +402,13 @@ def test_random_formulas_never_raise_anything_but_invalid(text: str) -> None:
 def test_space_inside_scientific_notation_in_a_matrix(text: str) -> None:
     with pytest.raises(InvalidAnswer, match="write scientific notation without spaces"):
         parse_answer(text)
+
+
+def test_unicode_fractions_and_subscripts() -> None:
+    assert parse_number("½") == 0.5
+    assert parse_number("3/¼") == 12.0
+    np.testing.assert_array_equal(parse_answer("[½ ¼]"), [0.5, 0.25])
+    with pytest.raises(InvalidAnswer, match=r"Write a mixed number such as 2¾ as 2\+3/4"):
+        parse_number("2¾")  # NFKC alone would read it as 23/4
+    with pytest.raises(InvalidAnswer, match="Subscript digits"):
+        parse_number("10₂")

@@ -113,8 +113,30 @@ _TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n", ord("\u221a"): "\u2
 _X_TIMES_TEN = re.compile(r"(?<=[0-9.])\s*[xX]\s*(?=10\s*(\^|\*\*))")
 
 
+_SUBSCRIPT = re.compile("[\u2080-\u208e]")
+_VULGAR = re.compile("[\u00bc-\u00be\u2150-\u215e\u2189]")
+
+
+def _vulgar_fraction(m: re.Match[str]) -> str:
+    """``½`` -> ``(1/2)``; refuse ``1½`` (NFKC would make it 11/2, a product would make it 1/2)."""
+    fraction = unicodedata.normalize("NFKC", m[0]).replace("\u2044", "/")
+    if m.start() > 0 and m.string[m.start() - 1].isdigit():
+        whole = m.string[m.start() - 1]
+        raise InvalidAnswer(
+            f"Write a mixed number such as {whole}{m[0]} as {whole}+{fraction} (or as a decimal)."
+        )
+    return "(" + fraction + ")"
+
+
 def _normalize(text: str) -> str:
-    """Map the Unicode look-alikes students type to the ASCII grammar; drop invisible characters."""
+    """Map the Unicode look-alikes students type to the ASCII grammar; drop invisible characters.
+
+    Raises :class:`InvalidAnswer` for subscript digits and mixed numbers such as ``1½``, which
+    Unicode normalization would silently turn into other numbers.
+    """
+    if _SUBSCRIPT.search(text):
+        raise InvalidAnswer("Subscript digits are not allowed in an answer; type plain digits.")
+    text = _VULGAR.sub(_vulgar_fraction, text)
     text = _SUPERSCRIPT_RUN.sub(
         lambda m: "^(" + "".join(_SUPERSCRIPTS[c] for c in m[0]) + ")", text
     )
