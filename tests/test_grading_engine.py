@@ -232,3 +232,16 @@ def test_random_grids_never_raise(grid: list[list[str]]) -> None:
     v = grade(A, grid)
     assert v.status in ("correct", "partial", "incorrect", "invalid")
     json.dumps(v.to_dict())
+
+
+def test_a_full_size_matrix_is_graded_quickly() -> None:
+    m = np.random.default_rng(0).normal(size=(100, 100))
+    text = "\n".join(" ".join(repr(float(x)) for x in row) for row in m)
+    start = time.perf_counter()
+    assert grade(m, text).status == "correct"
+    assert time.perf_counter() - start < 3.0
+
+
+def test_mask_without_graded_cells_is_trivially_correct() -> None:
+    v = grade(A, [["", ""], ["", ""]], mask=np.zeros((2, 2), dtype=bool))
+    assert (v.status, v.score) == ("correct", 1.0)

@@ -412,3 +412,10 @@ def test_unicode_fractions_and_subscripts() -> None:
         parse_number("2¾")  # NFKC alone would read it as 23/4
     with pytest.raises(InvalidAnswer, match="Subscript digits"):
         parse_number("10₂")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_fast_path_agrees_with_the_parser(x: float) -> None:
+    text = repr(x)
+    assert parse_number(text) == parse_number(f"({text})") == x
+    assert parse_number(f"+{text}") == x

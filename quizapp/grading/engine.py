@@ -105,7 +105,13 @@ def grade(
     Returns a :class:`Verdict`: ``invalid`` (score 0, no attempt used) when the answer cannot be
     read; ``incorrect`` for a wrong shape (message names both shapes, ``cells`` None); otherwise
     per-cell marks in ``cells`` (a 1-D value is one row) and ``correct`` only when every graded cell
-    is.  ``mistakes`` lists detected misconceptions for wrong answers; they never change the score.
+    is (a mask with no graded cell is trivially correct).  ``mistakes`` lists detected
+    misconceptions for wrong answers; they never change the score.
+
+    One scoring rule concerns orientation: a square answer equal to the transpose of a
+    non-symmetric expected matrix is ``incorrect`` with score 0, as a transposed non-square matrix
+    is (its shape is wrong); its diagonal earns no partial credit.  (The ``transpose`` detector
+    names the mistake in both cases; this rule, not the detector, sets the score.)
 
     Raises ``ValueError`` only for the caller's bugs: an unusable ``expected``, ``tolerance`` or
     ``mask``, or an unregistered detector code.  Never for anything in ``answer``.
