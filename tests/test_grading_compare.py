@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizapp.grading import Tolerance, cells_close, check_tolerance, tolerance_bound
@@ -137,6 +137,7 @@ def test_unusable_tolerances_are_rejected(tol: Tolerance) -> None:
         cells_close(np.array(1.0), np.array(1.0), tol)
 
 
+@settings(deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300))
 def test_every_value_is_close_to_itself_in_every_mode(x: float) -> None:
     for tol in (EXACT, Tolerance(), Tolerance("sigfig", digits=3), Tolerance("decdig", digits=2)):

@@ -182,3 +182,12 @@ def test_registering_a_code_twice_is_refused() -> None:
         @register_detector("sign")
         def other(answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]) -> None:
             return None
+
+
+def test_transpose_in_a_partly_filled_matrix() -> None:
+    expected = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    mask = np.array([[False, True, True], [False, False, True], [False, False, False]])
+    # The student filled the three blanks with the transposed values; the given cells are empty.
+    v = grade(expected, [["", "4", "7"], ["", "", "8"], ["", "", ""]], mask=mask)
+    assert v.status == "incorrect" and v.score == 0.0
+    assert "transpose" in v.mistake_codes

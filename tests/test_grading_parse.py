@@ -344,12 +344,14 @@ def test_huge_grid_is_refused() -> None:
 # ---------------------------------------------------------------- properties
 
 
+@settings(deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_repr_of_any_float_parses_back_to_itself(x: float) -> None:
     assert parse_number(repr(x)) == x
     assert parse_number(repr(x).replace("-", "\u2212")) == x
 
 
+@settings(deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False, width=64), st.sampled_from(["e", "E"]))
 def test_scientific_notation_forms_agree(x: float, e: str) -> None:
     mantissa, _, exponent = f"{x:.6e}".partition("e")
@@ -360,7 +362,7 @@ def test_scientific_notation_forms_agree(x: float, e: str) -> None:
         assert parse_number(f"{mantissa}×10^({int(exponent)})") == pytest.approx(plain, rel=1e-14)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_random_bytes_never_raise_anything_but_invalid(data: bytes) -> None:
     for text in (data.decode("latin-1"), data.decode("utf-8", errors="surrogateescape")):
@@ -373,7 +375,7 @@ def test_random_bytes_never_raise_anything_but_invalid(data: bytes) -> None:
                 assert np.isfinite(np.asarray(value)).all()
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(), max_size=80))
 def test_random_text_never_raises_anything_but_invalid(text: str) -> None:
     try:
@@ -387,7 +389,7 @@ def test_random_text_never_raises_anything_but_invalid(text: str) -> None:
 _SYMBOLS = st.sampled_from(list("0123456789.+-*/^()[],; \t\neE") + ["pi", "sqrt(", "**", "×"])
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(_SYMBOLS, max_size=40).map("".join))
 def test_random_formulas_never_raise_anything_but_invalid(text: str) -> None:
     try:
@@ -414,6 +416,7 @@ def test_unicode_fractions_and_subscripts() -> None:
         parse_number("10₂")
 
 
+@settings(deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_fast_path_agrees_with_the_parser(x: float) -> None:
     text = repr(x)

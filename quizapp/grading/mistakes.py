@@ -149,7 +149,10 @@ def detect_transpose(
     graded = _graded(context, expected.shape)
     if expected.shape == expected.T.shape and cells_close(expected, expected.T, tol)[graded].all():
         return None
-    if not cells_close(answer, expected.T, tol)[graded.T].all():
+    # A square answer is graded at the mask's own positions; a non-square one is laid out like the
+    # transpose, so the mask is transposed with it.
+    where = graded if answer.shape == expected.shape else graded.T
+    if not cells_close(answer, expected.T, tol)[where].all():
         return None
     if 1 in expected.shape:
         what = "a column" if expected.shape[1] == 1 else "a row"
