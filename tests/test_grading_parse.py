@@ -422,3 +422,12 @@ def test_fast_path_agrees_with_the_parser(x: float) -> None:
     text = repr(x)
     assert parse_number(text) == parse_number(f"({text})") == x
     assert parse_number(f"+{text}") == x
+
+
+def test_middle_dot_between_digits_is_ambiguous() -> None:
+    with pytest.raises(InvalidAnswer, match="raised dot between digits is ambiguous"):
+        parse_number("1·5")
+    assert parse_number("1.5·10^3") == 1500.0
+    assert parse_number("2·10³") == 2000.0
+    assert parse_number("2 · 3") == 6.0
+    assert parse_number("1⋅5") == 5.0  # the dot operator is unambiguous

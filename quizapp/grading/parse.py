@@ -109,12 +109,16 @@ _TRANSLATE = {ord(c): "-" for c in _DASHES}
 _TRANSLATE.update({ord(c): "*" for c in _TIMES})
 _TRANSLATE.update({ord(c): "/" for c in _DIVIDE})
 _TRANSLATE.update({ord("\u03c0"): "pi", ord("\u221e"): "inf", ord("\r"): "\n"})
-_TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n", ord("\u221a"): "\u221a"})
+_TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n"})
 # "1.5x10^3" / "1.5 X 10^3": the letter x used as a times sign before a power of ten.
 _X_TIMES_TEN = re.compile(r"(?<=[0-9.])\s*[xX]\s*(?=10\s*(\^|\*\*))")
 
 
 _SUBSCRIPT = re.compile("[\u2080-\u208e]")
+# "1·5" is a decimal in older British typography and a product elsewhere; "1.5·10^3" is fine.
+_MIDDLE_DOT_DECIMAL = re.compile(
+    r"(?<=[0-9])\u00b7(?=[0-9])(?!10\s*(\^|\*\*|[\u00b2\u00b3\u00b9\u2070-\u207b]))"
+)
 _VULGAR = re.compile("[\u00bc-\u00be\u2150-\u215e\u2189]")
 
 
@@ -137,6 +141,10 @@ def _normalize(text: str) -> str:
     """
     if text.isascii():  # fast path: nothing to map but line ends and "1.5x10^3"
         return _X_TIMES_TEN.sub("*", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if _MIDDLE_DOT_DECIMAL.search(text):
+        raise InvalidAnswer(
+            "A raised dot between digits is ambiguous: write 1.5 for a decimal, or 1*5 for a product."
+        )
     if _SUBSCRIPT.search(text):
         raise InvalidAnswer("Subscript digits are not allowed in an answer; type plain digits.")
     text = _VULGAR.sub(_vulgar_fraction, text)
