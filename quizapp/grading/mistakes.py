@@ -167,8 +167,14 @@ def _same_shape(answer: np.ndarray, expected: np.ndarray) -> bool:
     return answer.shape == expected.shape
 
 
-def _wrong(answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]) -> np.ndarray:
-    return _graded(context, expected.shape) & ~cells_close(answer, expected, _tolerance(context))
+def _wrong(
+    answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
+) -> np.ndarray | None:
+    """Bool mask of the graded cells that are wrong, or None (shapes differ, or nothing wrong)."""
+    if not _same_shape(answer, expected):
+        return None
+    wrong = _graded(context, expected.shape) & ~cells_close(answer, expected, _tolerance(context))
+    return wrong if wrong.any() else None
 
 
 @register_detector("sign")
@@ -179,11 +185,9 @@ def detect_sign(
 
     All graded cells wrong this way: "the opposite sign"; some: names up to three cells.
     """
-    if not _same_shape(answer, expected):
-        return None
     tol = _tolerance(context)
     wrong = _wrong(answer, expected, context)
-    if not wrong.any():
+    if wrong is None:
         return None
     flipped = cells_close(answer, -expected, tol) & ~cells_close(-expected, expected, tol)
     if not flipped[wrong].all():
@@ -265,11 +269,9 @@ def detect_rounding(
     ``digits`` for ``sigfig``/``decdig``, and for ``relabs`` the fewest significant figures that
     make every wrong cell's rounded value acceptable.
     """
-    if not _same_shape(answer, expected):
-        return None
     tol = _tolerance(context)
     wrong = _wrong(answer, expected, context)
-    if not wrong.any():
+    if wrong is None:
         return None
     for a, e in zip(answer[wrong], expected[wrong], strict=True):
         if _rounding_unit(float(a), float(e)) is None:

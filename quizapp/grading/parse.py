@@ -461,15 +461,7 @@ class _Parser:
             return _finite(tok.value)
         if tok.kind == "LP":
             self.i += 1
-            if self.tok.kind == "RP":
-                raise self.fail("Empty parentheses '()'")
-            value = self.expr()  # nesting is counted in unary()
-            if self.tok.kind != "RP":
-                if self.tok.kind == "END":
-                    raise self.fail("A parenthesis is not closed")
-                raise self.unexpected()
-            self.i += 1
-            return value
+            return self.parenthesized("Empty parentheses '()'")
         if tok.kind == "ROOT":
             self.i += 1
             self.enter()
@@ -481,6 +473,18 @@ class _Parser:
         if tok.kind == "END":
             raise self.fail("The expression ends too early")
         raise self.unexpected()
+
+    def parenthesized(self, if_empty: str) -> float:
+        """The expression after an opening parenthesis, through its closing one."""
+        if self.tok.kind == "RP":
+            raise self.fail(if_empty)
+        value = self.expr()  # nesting is counted in unary()
+        if self.tok.kind != "RP":
+            if self.tok.kind == "END":
+                raise self.fail("A parenthesis is not closed")
+            raise self.unexpected()
+        self.i += 1
+        return value
 
     def name(self) -> float:
         tok = self.tok
@@ -494,14 +498,7 @@ class _Parser:
             if self.tok.kind != "LP":
                 raise self.fail(f"Write {key}(...) with parentheses around its argument")
             self.i += 1
-            if self.tok.kind == "RP":
-                raise self.fail(f"{key}() needs an argument")
-            arg = self.expr()  # nesting is counted in unary()
-            if self.tok.kind != "RP":
-                if self.tok.kind == "END":
-                    raise self.fail("A parenthesis is not closed")
-                raise self.unexpected()
-            self.i += 1
+            arg = self.parenthesized(f"{key}() needs an argument")
             return _finite(_FUNCTIONS[key](arg))
         m = re.fullmatch(r"([a-z]+?)([0-9.]+)", key)
         if m and m[1] in _FUNCTIONS:
