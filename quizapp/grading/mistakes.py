@@ -124,10 +124,12 @@ def format_factor(c: float) -> str:
     if abs(float(frac) - c) <= 1e-9 * abs(c):
         return str(frac)
     sq = Fraction(c * c).limit_denominator(100)
-    if abs(float(sq) - c * c) <= 1e-9 * c * c and sq.denominator in (1,) and sq.numerator > 1:
-        return ("-" if c < 0 else "") + f"√{sq.numerator}"
-    if abs(float(sq) - c * c) <= 1e-9 * c * c and sq.numerator == 1 and sq.denominator > 1:
-        return ("-" if c < 0 else "") + f"1/√{sq.denominator}"
+    if abs(float(sq) - c * c) <= 1e-9 * c * c:
+        sign = "-" if c < 0 else ""
+        if sq.denominator == 1:
+            return f"{sign}√{sq.numerator}"
+        if sq.numerator == 1:
+            return f"{sign}1/√{sq.denominator}"
     return f"{c:.4g}"
 
 
