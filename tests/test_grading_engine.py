@@ -245,3 +245,19 @@ def test_a_full_size_matrix_is_graded_quickly() -> None:
 def test_mask_without_graded_cells_is_trivially_correct() -> None:
     v = grade(A, [["", ""], ["", ""]], mask=np.zeros((2, 2), dtype=bool))
     assert (v.status, v.score) == ("correct", 1.0)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mask", "cell"),
+    [
+        ("[[1,2],[,4]]", None, (2, 1)),
+        ("[[1,2],[3,x]]", None, (2, 2)),
+        ([["1", ""], ["3", "4"]], np.array([[False, True], [True, False]]), (1, 2)),
+        ("[[1,2],[3]]", None, (2, None)),
+        ("9^9^9", None, None),
+    ],
+)
+def test_invalid_verdict_names_the_cell(answer: object, mask: object, cell: object) -> None:
+    v = grade(A, answer, mask=mask)  # type: ignore[arg-type]
+    assert v.status == "invalid" and v.invalid_cell == cell
+    assert set(v.to_dict()) == {"status", "score", "message", "cells", "mistakes"}

@@ -131,7 +131,8 @@ def grade(
         else:
             ans = parse_answer(answer, allow_blank=allow_blank)
     except InvalidAnswer as exc:
-        return Verdict("invalid", 0.0, exc.message)
+        cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
+        return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
     except RecursionError:  # defence in depth: the parser bounds nesting well below this
         return Verdict("invalid", 0.0, "The answer is nested too deeply.")
 
@@ -142,7 +143,7 @@ def grade(
     aligned = align_shape(ans, exp.shape)
     if aligned is None:
         if np.isnan(ans).any():
-            return Verdict("invalid", 0.0, _blank_message(ans, np.ones(ans.shape, dtype=bool)))
+            return _blank_verdict(ans, np.ones(ans.shape, dtype=bool))
         message = (
             f"Your answer is {describe_shape(ans.shape)}, but {describe_shape(exp.shape)} is "
             "asked for."
@@ -154,7 +155,7 @@ def grade(
 
     blank = np.isnan(aligned) & graded
     if blank.any():
-        return Verdict("invalid", 0.0, _blank_message(aligned, graded))
+        return _blank_verdict(aligned, graded)
 
     close = cells_close(aligned, exp, tolerance) | ~graded
     total = int(graded.sum())
@@ -204,10 +205,13 @@ def _number(x: float) -> str:
     return f"{float(x):.15g}"
 
 
-def _blank_message(arr: np.ndarray, graded: np.ndarray) -> str:
+def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:
+    """The invalid verdict for the first blank graded cell of ``arr`` (NaN marks a blank)."""
     idx = tuple(int(i) for i in np.argwhere(np.isnan(arr) & graded)[0])
     if len(idx) == 2:
-        return f"Row {idx[0] + 1}, column {idx[1] + 1} is empty."
+        r, c = idx[0] + 1, idx[1] + 1
+        return Verdict("invalid", 0.0, f"Row {r}, column {c} is empty.", invalid_cell=(r, c))
     if len(idx) == 1:
-        return f"Entry {idx[0] + 1} is empty."
-    return "The answer is empty."
+        c = idx[0] + 1
+        return Verdict("invalid", 0.0, f"Entry {c} is empty.", invalid_cell=(None, c))
+    return Verdict("invalid", 0.0, "The answer is empty.")
