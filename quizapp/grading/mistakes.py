@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -68,7 +69,10 @@ def run_detectors(
     """Run the generic detectors, then those named in ``extra``; return the mistakes found.
 
     Raises ``ValueError`` for a code in ``extra`` that no detector is registered for (a bug in the
-    exercise kind).  A detector that raises is logged and skipped: it must never break grading.
+    exercise kind).  A detector that raises is skipped (logged at DEBUG level only, so nothing
+    reaches stderr): it must never break a verdict.  Detectors run with NumPy floating-point
+    errors and Python warnings silenced, so an overflow inside one (``1e308 * 1e308``) is a
+    non-finite number for it to reject, never a warning printed to the student's terminal.
     """
     unknown = [code for code in extra if code not in _REGISTRY]
     if unknown:
@@ -76,9 +80,14 @@ def run_detectors(
     found: list[Mistake] = []
     for code in dict.fromkeys([*GENERIC, *extra]):
         try:
-            mistake = _REGISTRY[code](answer, expected, context)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                mistake = _REGISTRY[code](answer, expected, context)
         except Exception:  # a detector's bug must not cost the student a verdict
-            _log.exception("mistake detector %r failed", code)
+            _log.debug("mistake detector %r failed", code, exc_info=True)
+            continue
+        if not isinstance(mistake, Mistake | None):
+            _log.debug("mistake detector %r returned %r, not a Mistake", code, mistake)
             continue
         if mistake is not None and mistake.code not in [m.code for m in found]:
             found.append(mistake)
@@ -224,12 +233,19 @@ def detect_scale(
     nonzero = int(np.count_nonzero(e))
     if nonzero == 0:
         return None
-    denom = float(np.dot(e, e))
-    c = float(np.dot(a, e)) / denom
-    if not math.isfinite(c) or c == 0 or math.isclose(abs(c), 1.0, rel_tol=1e-6):
-        return None
-    if not cells_close(a, c * e, _tolerance(context)).all():
-        return None
+    # Divide by the largest |e| first so neither sum of products over- or underflows (1e308**2,
+    # 5e-324**2); an answer too large for that (1e300 against 5e-324) is no useful factor.
+    with np.errstate(all="ignore"):
+        big = float(np.max(np.abs(e)))
+        en, an = e / big, a / big
+        if not np.isfinite(an).all():
+            return None
+        c = float(np.dot(an, en)) / float(np.dot(en, en))
+        if not math.isfinite(c) or c == 0 or math.isclose(abs(c), 1.0, rel_tol=1e-6):
+            return None
+        scaled = c * e
+        if not np.isfinite(scaled).all() or not cells_close(a, scaled, _tolerance(context)).all():
+            return None
     if nonzero < 2:
         k = round(math.log10(abs(c)))
         if c < 0 or k == 0 or not math.isclose(c, 10.0**k, rel_tol=1e-6):
@@ -245,6 +261,8 @@ def detect_scale(
 def _is_rounding(a: float, e: float, unit: float) -> bool:
     """``a`` is ``e`` rounded to a multiple of ``unit`` (either direction at a tie)."""
     q = a / unit
+    if not math.isfinite(q):
+        return False
     return abs(q - round(q)) <= 1e-6 and abs(a - e) <= 0.5 * unit * (1 + 1e-6)
 
 
@@ -255,6 +273,8 @@ def _rounding_unit(a: float, e: float) -> float | None:
     top = math.floor(math.log10(abs(e)))
     for p in range(top - 16, top + 1):  # finest first
         unit = 10.0**p
+        if unit == 0:  # below the smallest subnormal (keys near 5e-324)
+            continue
         if _is_rounding(a, e, unit):
             return unit
     return None
