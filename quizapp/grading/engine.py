@@ -171,7 +171,8 @@ def grade(
         message = "Incorrect: your rows and columns are swapped, so no entry counts."
         return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
     if total == 1:
-        message = f"Incorrect: your answer was read as {_number(aligned[graded][0])}."
+        shown = _number(aligned[graded][0], exp[graded][0])
+        message = f"Incorrect: your answer was read as {shown}."
         return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
     counted = f"{right} of {total} entries are correct."
     if right > 0 and partial_credit:
@@ -201,8 +202,13 @@ def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:
     return align_shape(fixed, shape) is not None
 
 
-def _number(x: float) -> str:
-    return f"{float(x):.15g}"
+def _number(x: float, expected: float) -> str:
+    """``x`` to 15 significant digits, or at full precision (``repr``, up to 17) when the short
+    form would hide its difference from ``expected`` (``1.000000000000001`` against ``1``)."""
+    short = f"{float(x):.15g}"
+    if float(x) != float(expected) and short == f"{float(expected):.15g}":
+        return repr(float(x))
+    return short
 
 
 def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:
