@@ -40,8 +40,9 @@ Vectors and matrices (:func:`parse_answer`):
   there are several rows, 1-D for one line of several entries, 0-D for one number.  ``(1, 2)`` is
   read like ``[1, 2]``.  Blank lines are ignored.
 
-Cells in a row are separated by tabs if the row has a tab (spreadsheets; empty cells are then
-reported), else by commas if it has a comma (so ``1,5`` is *two* cells in a matrix; a space inside
+Cells in a row are separated by tabs if the row has a tab (spreadsheets; a leading or trailing
+column that is empty in every row, from a selection one column too wide, is dropped; other empty
+cells are reported), else by commas if it has a comma (so ``1,5`` is *two* cells in a matrix; a space inside
 a comma-separated cell is an error), else by spaces with MATLAB's rule: a space before a sign that is
 directly followed by its operand starts a new entry (``[1 -2]`` is two entries, ``[1 - 2]`` and
 ``[1-2]`` are one entry, ``-1``), and a space next to ``* / ^`` or after an operator joins.
@@ -703,10 +704,27 @@ def split_cells(text: str) -> Cells:
         if count > MAX_CELLS:
             raise InvalidAnswer(f"The answer has too many entries (at most {MAX_CELLS:,}).")
         rows.append(cells)
+    if "\t" in s:
+        _trim_empty_edge_columns(rows)
     if ndim == 1 and len(rows[0]) == 1 and s[0] != "[":
         ndim = 0
     _check_rectangular(rows)
     return Cells(ndim, rows)
+
+
+def _trim_empty_edge_columns(rows: list[list[str]]) -> None:
+    """Drop leading and trailing columns that are empty in *every* row, in place.
+
+    A spreadsheet selection one column too wide pastes as ``1<TAB>2<TAB>`` on every line; that
+    empty column is no one's answer.  A blank cell anywhere else (or an edge column blank in only
+    some rows) is kept, so it is reported as "row 2, column 2 is empty".
+    """
+    while all(len(row) > 1 and not row[-1].strip() for row in rows):
+        for row in rows:
+            row.pop()
+    while all(len(row) > 1 and not row[0].strip() for row in rows):
+        for row in rows:
+            row.pop(0)
 
 
 def _check_rectangular(rows: Sequence[Sequence[object]]) -> None:
