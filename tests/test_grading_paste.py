@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
-from quizapp.grading import InvalidAnswer, grade, parse_answer
+from quizapp.grading import InvalidAnswer, grade, parse_answer, parse_number
+from quizapp.grading.parse import MAX_ANSWER_CHARS
 
 M = [[1.0, 2.0], [3.0, 4.0]]
 
@@ -48,3 +51,46 @@ def test_blank_cells_that_are_not_a_whole_edge_column_stay_invalid(
         parse_answer(text)
     assert err.value.message == message
     assert (err.value.row, err.value.column) == (row, column)
+
+
+# ---------------------------------------------------------------- limits name the real problem
+
+
+def test_padding_does_not_count_towards_the_length_limit() -> None:
+    padded = " " * 2000 + "1" + "\n" * 2000 + "\t "
+    assert parse_number(padded) == 1.0
+    assert grade("1", padded).status == "correct"
+    assert grade("[1, 2]", "\n" * (MAX_ANSWER_CHARS + 10) + "[1, 2]").status == "correct"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("(" * 5000 + "1" + ")" * 5000, "nested too deeply (5,000 levels"),
+        ("sqrt(" * 300 + "1" + ")" * 300, "nested too deeply (300 levels"),
+        ("{" * 600 + "1" + "}" * 600, "nested too deeply (600 levels"),
+        (" ".join(["1"] * 3000), "too many entries for one number: 3,000 numbers"),
+        ("1+" * 600 + "1", "The number is too long (1,201 characters; at most 1,000)"),
+    ],
+    ids=["parens", "sqrt", "braces", "spaces", "long-sum"],
+)
+def test_over_long_cells_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(InvalidAnswer) as err:
+        parse_number(text)
+    assert message in err.value.message
+    v = grade("1", text)
+    assert v.status == "invalid" and message in v.message
+
+
+def test_over_long_cell_inside_a_vector_is_named() -> None:
+    v = grade("[1, 2]", "[" + "(" * 5000 + "1" + ")" * 5000 + ", 2]")
+    assert v.status == "invalid"
+    assert v.message.startswith("Entry 1: The expression is nested too deeply")
+    assert v.invalid_cell == (None, 1)
+
+
+def test_hard_cap_is_fast_for_huge_input() -> None:
+    start = time.perf_counter()
+    for text in ("1" * 1_000_000, " " * 5_000_000, "(" * 1_000_000):
+        assert grade("1", text).status == "invalid"
+    assert time.perf_counter() - start < 1.0

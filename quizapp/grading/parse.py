@@ -513,6 +513,32 @@ class _Parser:
         raise self.fail(f"Unknown name '{tok.text[:20]}'; the names allowed are {known}")
 
 
+def _too_long(text: str) -> InvalidAnswer:
+    """The most useful message for a cell over ``MAX_CELL_CHARS``: what makes it long, found in
+    one linear scan (the parser is never run on it)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        return InvalidAnswer(
+            f"The expression is nested too deeply ({deepest:,} levels of parentheses; at most "
+            f"{MAX_NESTING})."
+        )
+    parts = text.split()
+    if len(parts) > 1 and all(_PLAIN_NUMBER.fullmatch(p) for p in parts[:1000]):
+        return InvalidAnswer(
+            f"The answer has too many entries for one number: {len(parts):,} numbers separated "
+            "by spaces, where a single number is asked for."
+        )
+    return InvalidAnswer(
+        f"The number is too long ({len(text):,} characters; at most {MAX_CELL_CHARS:,})."
+    )
+
+
 def parse_number(text: str) -> float:
     """Read one number (one cell, or a scalar answer) and return it as a float.
 
@@ -525,13 +551,16 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise InvalidAnswer("The answer must be text.")
-    if len(text) > MAX_CELL_CHARS:
+    if len(text) > MAX_ANSWER_CHARS:  # a hard cap before any work, even stripping
         raise InvalidAnswer(
-            f"The number is too long ({len(text):,} characters; at most {MAX_CELL_CHARS:,})."
+            f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
+    text = text.strip()  # padding is not part of the number: count what is left
+    if len(text) > MAX_CELL_CHARS:
+        raise _too_long(text)
     norm = _normalize(text).strip()
     if len(norm) > MAX_CELL_CHARS:
-        raise InvalidAnswer(f"The number is too long (at most {MAX_CELL_CHARS:,} characters).")
+        raise _too_long(norm)
     if not norm:
         raise InvalidAnswer("The answer is empty.")
     if _PLAIN_NUMBER.fullmatch(norm):  # fast path, same result as the parser
@@ -658,6 +687,11 @@ def split_cells(text: str) -> Cells:
     Raises :class:`InvalidAnswer` for an empty answer, text over ``MAX_ANSWER_CHARS``, unbalanced
     brackets, more than ``MAX_CELLS`` cells or ragged rows ("row 2 has 3 entries, row 1 has 2").
     """
+    if len(text) > 4 * MAX_ANSWER_CHARS:  # a hard cap before any work, even stripping
+        raise InvalidAnswer(
+            f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
+        )
+    text = text.strip(" \r\n\f\v\u00a0\u3000")  # keep tabs: they may be empty cells
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
