@@ -10,7 +10,13 @@ import numpy as np
 
 from quizapp.grading.compare import cells_close, check_tolerance
 from quizapp.grading.mistakes import run_detectors
-from quizapp.grading.parse import InvalidAnswer, parse_answer, parse_number
+from quizapp.grading.parse import (
+    MAX_CELL_CHARS,
+    InvalidAnswer,
+    bracketed_list,
+    parse_answer,
+    parse_number,
+)
 from quizapp.grading.types import Tolerance, Verdict
 
 
@@ -126,7 +132,12 @@ def grade(
     allow_blank = mask is not None and not graded.all()
 
     try:
-        if exp.ndim == 0 and isinstance(answer, str) and _UNBRACKETED_SCALAR.match(answer.strip()):
+        if (
+            exp.ndim == 0
+            and isinstance(answer, str)
+            and _UNBRACKETED_SCALAR.match(answer.strip())
+            and not _is_list(answer)
+        ):
             ans = np.asarray(parse_number(answer), dtype=float)
         else:
             ans = parse_answer(answer, allow_blank=allow_blank)
@@ -189,6 +200,22 @@ def _is_transposed(
     if cells_close(expected, expected.T, tolerance)[graded].all():
         return False
     return bool(cells_close(answer, expected.T, tolerance)[graded].all())
+
+
+def _is_list(answer: str) -> bool:
+    """``(2, 5)`` or ``{2, 5}``: a vector in round or curly brackets, not one number.
+
+    Used for a 0-D expected value only; ``(1,5)`` (commas only between digits) stays a number, so
+    the decimal comma is reported as invalid rather than graded as a wrong shape."""
+    stripped = answer.strip()
+    if len(stripped) > MAX_CELL_CHARS or stripped[:1] not in "({":
+        return False
+    if not re.search(r",(?![0-9])|(?<![0-9]),", stripped):
+        return False  # "(1,5)": every comma between digits may be a decimal comma, so invalid
+    try:
+        return bracketed_list(stripped) is not None
+    except InvalidAnswer:
+        return True  # a malformed list: parse_answer gives the message
 
 
 def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:

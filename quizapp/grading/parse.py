@@ -19,7 +19,8 @@ Grammar of one number (a *cell*)::
 - NUMBER: ``3``, ``-0.0``, ``.5``, ``5.``, ``1e-3``, ``2.5E4``; ``1.5*10^3``, ``1.5×10^3``,
   ``1.5x10^3``, ``1.5·10³`` are ordinary arithmetic.  A space inside a number (``1 e10``,
   ``1 000``) is invalid, never silently joined.  A decimal comma (``1,5``) is invalid with "use a
-  point for decimals".
+  point for decimals"; commas grouping digits in threes (``1,234.5``, ``1,000,000``) get "remove the
+  thousands separators".
 - Operators: ``+ - * / ^ **``; ``×``, ``·``, ``⋅`` mean ``*``; ``÷`` means ``/``; the Unicode
   minus, en dash, em dash and other dashes mean ``-``; superscript digits mean a power
   (``10⁻³`` = ``10^(-3)``); ``{ }`` group like parentheses (LaTeX habits: ``10^{-3}``).
@@ -37,8 +38,12 @@ Vectors and matrices (:func:`parse_answer`):
 - ``[[1, 2], [3, 4]]`` (also NumPy's printed ``[[1. 2.]\\n [3. 4.]]``) -> 2-D;
 - MATLAB style ``[1 2; 3 4]`` -> 2-D, ``[1 2 3]`` or ``[1, 2, 3]`` -> 1-D, ``[15; 16]`` -> 2-D column;
 - no brackets: rows on lines (or separated by ``;``), e.g. pasted from a spreadsheet -> 2-D when
-  there are several rows, 1-D for one line of several entries, 0-D for one number.  ``(1, 2)`` is
-  read like ``[1, 2]``.  Blank lines are ignored.
+  there are several rows, 1-D for one line of several entries, 0-D for one number.  Blank lines
+  are ignored.
+- ``( )`` and ``{ }`` around a comma-separated list are brackets: ``(2, 5)`` and ``{2, 5}`` read
+  like ``[2, 5]`` (points are written ``(1, 10)`` in the slides), ``((1,2),(3,4))`` and
+  Mathematica's ``{{1,2},{3,4}}`` like ``[[1,2],[3,4]]``; without a top-level comma they group as
+  in arithmetic (``(1+2)`` is 3).
 
 Cells in a row are separated by tabs if the row has a tab (spreadsheets; a leading or trailing
 column that is empty in every row, from a selection one column too wide, is dropped; other empty
@@ -205,6 +210,8 @@ _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _PLAIN_NUMBER = re.compile(r"[+-]?" + _NUMBER.pattern)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _CONSTANTS = {"e": math.e, "pi": math.pi}
+# "1,234.5", "1,000,000", "-12,345": commas grouping digits in threes (group 2: a decimal part).
+_THOUSANDS = re.compile(r"[+-]?[1-9][0-9]{0,2}((?:,[0-9]{3})+)(\.[0-9]*)?")
 
 
 def _sqrt(x: float) -> float:
@@ -351,6 +358,19 @@ class _Parser:
         if tok.kind == "END":
             return self.fail("The expression ends too early")
         if tok.kind == "COMMA":
+            grouped = _THOUSANDS.fullmatch(self.text)
+            if grouped and (grouped[1].count(",") > 1 or grouped[2]):
+                plain = self.text.replace(",", "")
+                return InvalidAnswer(
+                    f"Remove the thousands separators: write {plain}, not {self.text}."
+                )
+            if grouped:  # "1,000": a thousands separator, or a decimal comma
+                plain = self.text.replace(",", "")
+                point = self.text.replace(",", ".")
+                return InvalidAnswer(
+                    f"Use a point for decimals ({point}) and no thousands separators ({plain}): "
+                    f"{self.text} could mean either."
+                )
             nxt = self.tokens[self.i + 1]
             if (
                 prev is not None
@@ -629,8 +649,58 @@ def _split_row(line: str) -> list[str]:
     return cells
 
 
-def _has_top_level_comma(line: str) -> bool:
-    return len(_split_top_level(line, ",")) > 1
+def _closing(text: str) -> int:
+    """Index of the bracket closing ``text[0]`` (any of ``( { ) }`` counted), or -1."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _row_list(part: str, *, curly: bool) -> str | None:
+    """One entry of a list as a bracketed row, or None; inside ``{ }`` a ``{1}`` is a one-entry
+    row (Mathematica's column ``{{1}, {2}}``), while ``(1)`` is only a parenthesized number."""
+    if part[:1] not in "({":
+        return None
+    row = bracketed_list(part)
+    if row is None and curly and part[0] == "{" and _closing(part) == len(part) - 1:
+        return "[" + part[1:-1] + "]"
+    return row
+
+
+def bracketed_list(text: str) -> str | None:
+    """``(2, 5)`` / ``{2, 5}`` -> ``[2, 5]``; ``((1,2),(3,4))`` / ``{{1,2},{3,4}}`` (Mathematica)
+    -> ``[[1,2],[3,4]]``; ``{{1}, {2}}`` -> ``[[1], [2]]``; ``None`` when ``text`` is not such a list (``(1+2)`` is a number).
+
+    A list is a group in ``( )`` or ``{ }`` spanning the whole text with a comma at its top level;
+    it is a matrix when every entry is itself such a list.  Raises :class:`InvalidAnswer` when some
+    entries are lists and others are not (``((1,2), 3)``): only square brackets are unambiguous.
+    """
+    text = text.strip()
+    pairs = {"(": ")", "{": "}"}
+    if not text or text[0] not in pairs or _closing(text) != len(text) - 1:
+        return None
+    if text[-1] != pairs[text[0]]:
+        return None
+    parts = [p.strip() for p in _split_top_level(text[1:-1], ",")]
+    if len(parts) > 1 and parts[-1] == "":  # a trailing comma, as Python allows
+        parts.pop()
+    if len(parts) < 2 and not (parts and text[1:-1].rstrip().endswith(",")):
+        return None
+    rows = [_row_list(p, curly=text[0] == "{") for p in parts]
+    if all(r is not None for r in rows):
+        return "[" + ", ".join(r for r in rows if r is not None) + "]"
+    if any(r is not None for r in rows):
+        raise InvalidAnswer(
+            "Use [ ] for vectors and matrices, as [1, 2] or [[1, 2], [3, 4]]: some entries here "
+            "are lists and others are not."
+        )
+    return "[" + ", ".join(parts) + "]"
 
 
 def _split_top_level(line: str, sep: str) -> list[str]:
@@ -701,10 +771,10 @@ def split_cells(text: str) -> Cells:
         raise InvalidAnswer(f"The answer is too long (at most {MAX_ANSWER_CHARS:,} characters).")
     if not s.strip():
         raise InvalidAnswer("The answer is empty.")
-    if s.strip()[0] in "[(":
+    if s.strip()[0] in "[({":
         s = s.strip()
-    if s[0] == "(" and s[-1] == ")" and "[" not in s and _has_top_level_comma(s[1:-1]):
-        s = "[" + s[1:-1] + "]"
+    if s[0] in "({" and "[" not in s:
+        s = bracketed_list(s) or s
     if s[0] == "[":
         if s[-1] != "]":
             raise InvalidAnswer("A '[' is not closed: end the answer with ']'.")
