@@ -40,6 +40,10 @@ Vectors and matrices (:func:`parse_answer`):
 - no brackets: rows on lines (or separated by ``;``), e.g. pasted from a spreadsheet -> 2-D when
   there are several rows, 1-D for one line of several entries, 0-D for one number.  Blank lines
   are ignored.
+- a transpose mark after a bracketed vector or matrix transposes it, as in MATLAB and textbooks:
+  ``[1 2]'``, ``[1, 2]^T``, ``[[1, 2], [3, 4]]ᵀ``, ``.T``; ``[1 2]'`` is the column ``[1; 2]``.
+- a trailing comma is allowed inside brackets (``[[1, 2], [3, 4],]``, ``[1, 2,]``), and Markdown
+  code fences (```` ``` ```` lines) or backticks around the answer are dropped.
 - ``( )`` and ``{ }`` around a comma-separated list are brackets: ``(2, 5)`` and ``{2, 5}`` read
   like ``[2, 5]`` (points are written ``(1, 10)`` in the slides), ``((1,2),(3,4))`` and
   Mathematica's ``{{1,2},{3,4}}`` like ``[[1,2],[3,4]]``; without a top-level comma they group as
@@ -139,6 +143,17 @@ def _vulgar_fraction(m: re.Match[str]) -> str:
     return "(" + fraction + ")"
 
 
+def _superscript_power(m: re.Match[str]) -> str:
+    """``10⁻³`` -> ``10^(-3)``; a superscript with nothing before it to raise is refused."""
+    before = m.string[: m.start()].rstrip()
+    if not before or not (before[-1].isalnum() or before[-1] in ")}]"):
+        raise InvalidAnswer(
+            f"A superscript ({m[0]}) must follow the number it raises to a power, as in 10³; "
+            "type plain digits otherwise."
+        )
+    return "^(" + "".join(_SUPERSCRIPTS[c] for c in m[0]) + ")"
+
+
 def _normalize(text: str) -> str:
     """Map the Unicode look-alikes students type to the ASCII grammar; drop invisible characters.
 
@@ -154,9 +169,7 @@ def _normalize(text: str) -> str:
     if _SUBSCRIPT.search(text):
         raise InvalidAnswer("Subscript digits are not allowed in an answer; type plain digits.")
     text = _VULGAR.sub(_vulgar_fraction, text)
-    text = _SUPERSCRIPT_RUN.sub(
-        lambda m: "^(" + "".join(_SUPERSCRIPTS[c] for c in m[0]) + ")", text
-    )
+    text = _SUPERSCRIPT_RUN.sub(_superscript_power, text)
     text = text.replace("\r\n", "\n")
     text = unicodedata.normalize("NFKC", text)
     out = []
@@ -256,7 +269,8 @@ _NOT_NUMBERS = {
 }
 
 
-def _tokenize(text: str) -> list[_Token]:
+def _tokenize(text: str, shown: str | None = None) -> list[_Token]:
+    """Tokens of normalized ``text``; messages quote ``shown`` (what the student typed)."""
     tokens: list[_Token] = []
     i, n = 0, len(text)
     space = False
@@ -299,7 +313,8 @@ def _tokenize(text: str) -> list[_Token]:
             raise InvalidAnswer("Type only the value, without '=' or the name of the unknown.")
         else:
             raise InvalidAnswer(
-                f"{_describe_char(ch)} is not allowed in a number (in {_show(text)})."
+                f"{_describe_char(ch)} is not allowed in a number "
+                f"(in {_show(text if shown is None else shown)})."
             )
         space = False
     tokens.append(_Token("END", "", n, space))
@@ -331,9 +346,10 @@ def _power(base: float, exponent: float) -> float:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, shown: str | None = None) -> None:
         self.text = text
-        self.tokens = _tokenize(text)
+        self.shown = text if shown is None else shown  # quoted in messages: the student's text
+        self.tokens = _tokenize(text, self.shown)
         self.i = 0
         self.depth = 0
 
@@ -342,7 +358,7 @@ class _Parser:
         return self.tokens[self.i]
 
     def fail(self, what: str) -> InvalidAnswer:
-        return InvalidAnswer(f"{what} (in {_show(self.text)}).")
+        return InvalidAnswer(f"{what} (in {_show(self.shown)}).")
 
     def parse(self) -> float:
         if self.tok.kind == "END":
@@ -433,6 +449,8 @@ class _Parser:
 
     def check_implicit(self, prev: _Token, tok: _Token, divided: bool) -> None:
         """Allow ``2pi``, ``2(3)``, ``(1)(2)``, ``2sqrt(2)``; refuse everything else clearly."""
+        if tok.kind == "NAME" and re.fullmatch(r"[xX][0-9.]*", tok.text):
+            raise self.fail("Use * for multiplication, not x: write 2*3 for two times three")
         if prev.kind == "NUM" and tok.kind == "NAME" and re.fullmatch(r"[eE][0-9]*", tok.text):
             raise self.fail(
                 f"'{prev.text}{' ' if tok.space_before else ''}{tok.text}' is not a number: write "
@@ -575,7 +593,7 @@ def parse_number(text: str) -> float:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
-    text = text.strip()  # padding is not part of the number: count what is left
+    text = _strip_markdown(text.strip())  # padding is not part of the number
     if len(text) > MAX_CELL_CHARS:
         raise _too_long(text)
     norm = _normalize(text).strip()
@@ -585,7 +603,7 @@ def parse_number(text: str) -> float:
         raise InvalidAnswer("The answer is empty.")
     if _PLAIN_NUMBER.fullmatch(norm):  # fast path, same result as the parser
         return _finite(float(norm))
-    return _Parser(norm).parse()
+    return _Parser(norm, text).parse()
 
 
 # --------------------------------------------------------------------------- structure
@@ -647,6 +665,27 @@ def _split_row(line: str) -> list[str]:
                 f"as {before}{after}."
             )
     return cells
+
+
+# After a closing bracket: MATLAB's ' (or a typographic ’), ^T, ^{T}, ^(T), ^⊤, a bare T or ⊤
+# (ᵀ is T after NFKC), NumPy's .T.
+_TRANSPOSE_MARK = re.compile(
+    r"(?<=[\]\)\}])\s*(?:['\u2019]|\^\s*(?:T|\{\s*T\s*\}|\(\s*T\s*\)|\u22a4)|\.T|T|\u22a4)\Z"
+)
+_FENCE = re.compile(r"[ \t]*(```+|~~~+)[ \t]*[A-Za-z0-9_+-]*[ \t]*")
+
+
+def _strip_markdown(text: str) -> str:
+    """Drop Markdown code fences (```` ``` ```` or ``~~~`` lines, with an optional language) around
+    an answer, and backticks wrapping all of it (`` `0.5` ``), as chat and notebooks copy them."""
+    lines = text.split("\n")
+    if len(lines) > 1 and _FENCE.fullmatch(lines[0].rstrip("\r")):
+        lines = lines[1:]
+        if lines and _FENCE.fullmatch(lines[-1].rstrip("\r")):
+            lines = lines[:-1]
+        text = "\n".join(lines).strip(" \r\n")
+    m = re.fullmatch(r"(`+)([^`]+)\1", text.strip())
+    return m[2].strip() if m else text
 
 
 def _closing(text: str) -> int:
@@ -761,7 +800,7 @@ def split_cells(text: str) -> Cells:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
-    text = text.strip(" \r\n\f\v\u00a0\u3000")  # keep tabs: they may be empty cells
+    text = _strip_markdown(text.strip(" \r\n\f\v\u00a0\u3000"))  # keep tabs: empty cells
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
@@ -773,19 +812,30 @@ def split_cells(text: str) -> Cells:
         raise InvalidAnswer("The answer is empty.")
     if s.strip()[0] in "[({":
         s = s.strip()
+    transposed = False
+    mark = _TRANSPOSE_MARK.search(s) if s[0] in "[({" else None
+    if mark:  # MATLAB's [1 2]' and the textbook's [1, 2]^T: the transpose of what precedes
+        s, transposed = s[: mark.start()].rstrip(), True
     if s[0] in "({" and "[" not in s:
         s = bracketed_list(s) or s
+    if transposed and s[0] != "[":
+        raise InvalidAnswer(
+            "A transpose mark (' or ^T) must follow a vector or matrix in brackets, as [1, 2]^T."
+        )
+    nested = False
     if s[0] == "[":
         if s[-1] != "]":
             raise InvalidAnswer("A '[' is not closed: end the answer with ']'.")
         inner = s[1:-1].strip()
+        if inner.endswith(","):  # [[1, 2], [3, 4],]: a trailing comma, as Python and JSON5 allow
+            inner = inner[:-1].rstrip()
         if not inner:
             raise InvalidAnswer("The answer is empty.")
         if inner[0] == "[":
             if inner[-1] != "]":
                 raise InvalidAnswer("A '[' is not closed.")
             bodies = _nested_rows(inner)
-            ndim = 2
+            ndim, nested = 2, True
         else:
             if "[" in inner or "]" in inner:
                 raise InvalidAnswer("The brackets do not match: write [1, 2] or [[1, 2], [3, 4]].")
@@ -801,6 +851,8 @@ def split_cells(text: str) -> Cells:
     rows: list[list[str]] = []
     count = 0
     for r, body in enumerate(bodies, start=1):
+        if nested and body.rstrip().endswith(",") and body.strip() != ",":
+            body = body.rstrip()[:-1]  # [[1, 2,], ...]: a trailing comma inside a row
         cells = _split_row(body) if body.strip() else []
         if not cells:
             raise InvalidAnswer(f"Row {r} is empty.", row=r)
@@ -813,6 +865,9 @@ def split_cells(text: str) -> Cells:
     if ndim == 1 and len(rows[0]) == 1 and s[0] != "[":
         ndim = 0
     _check_rectangular(rows)
+    if transposed:
+        rows = [list(col) for col in zip(*rows, strict=True)]
+        ndim = 2
     return Cells(ndim, rows)
 
 
