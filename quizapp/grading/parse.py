@@ -40,6 +40,9 @@ Vectors and matrices (:func:`parse_answer`):
 - no brackets: rows on lines (or separated by ``;``), e.g. pasted from a spreadsheet -> 2-D when
   there are several rows, 1-D for one line of several entries, 0-D for one number.  Blank lines
   are ignored.
+- simple LaTeX copied from slides (``$0.5$``, ``\\frac{1}{2}``, ``\\sqrt{2}``, ``\\cdot``,
+  ``\\pi``, ``e^{-1}``, ``\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}``): see
+  :mod:`quizapp.grading.latex`.  Text with lone surrogates (invalid UTF-8) is invalid.
 - a transpose mark after a bracketed vector or matrix transposes it, as in MATLAB and textbooks:
   ``[1 2]'``, ``[1, 2]^T``, ``[[1, 2], [3, 4]]ᵀ``, ``.T``; ``[1 2]'`` is the column ``[1; 2]``.
 - a trailing comma is allowed inside brackets (``[[1, 2], [3, 4],]``, ``[1, 2,]``), and Markdown
@@ -66,6 +69,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from quizapp.grading.latex import LatexError, latex_to_plain, looks_like_latex
 
 #: Longest accepted answer (whole text, or sum of all cells of a grid), in characters: room for
 #: ``MAX_CELLS`` numbers written with full double precision (``repr``), about 25 characters each.
@@ -551,6 +556,26 @@ class _Parser:
         raise self.fail(f"Unknown name '{tok.text[:20]}'; the names allowed are {known}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(text: str) -> None:
+    """Refuse text holding lone surrogates: bytes that were not valid UTF-8, smuggled into a
+    ``str`` (a terminal's ``surrogateescape``, a broken form post)."""
+    if not text.isascii() and _SURROGATE.search(text):
+        raise InvalidAnswer("The answer is not valid text (invalid UTF-8); type it again.")
+
+
+def _from_latex(text: str) -> str:
+    """The answer syntax for LaTeX input (:mod:`quizapp.grading.latex`), else ``text``."""
+    if not looks_like_latex(text):
+        return text
+    try:
+        return latex_to_plain(text, MAX_NESTING)
+    except LatexError as exc:
+        raise InvalidAnswer(exc.message) from None
+
+
 def _too_long(text: str) -> InvalidAnswer:
     """The most useful message for a cell over ``MAX_CELL_CHARS``: what makes it long, found in
     one linear scan (the parser is never run on it)."""
@@ -593,10 +618,11 @@ def parse_number(text: str) -> float:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
+    _check_text(text)
     text = _strip_markdown(text.strip())  # padding is not part of the number
     if len(text) > MAX_CELL_CHARS:
         raise _too_long(text)
-    norm = _normalize(text).strip()
+    norm = _normalize(_from_latex(text)).strip()
     if len(norm) > MAX_CELL_CHARS:
         raise _too_long(norm)
     if not norm:
@@ -800,7 +826,9 @@ def split_cells(text: str) -> Cells:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
+    _check_text(text)
     text = _strip_markdown(text.strip(" \r\n\f\v\u00a0\u3000"))  # keep tabs: empty cells
+    text = _from_latex(text)
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
