@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -177,3 +179,20 @@ def test_x_as_times_says_use_star(text: str) -> None:
     with pytest.raises(InvalidAnswer, match=r"Use \* for multiplication"):
         parse_number(text)
     assert parse_number("1.5x10^3") == 1500.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 5000 + "1" + ",1)" * 5000,
+        "{" * 5000 + "1" + ",1}" * 5000,
+        "(((1,2),(3,4)),((1,2),(3,4)))",
+    ],
+    ids=["round-5000", "curly-5000", "three-levels"],
+)
+def test_deeply_nested_lists_are_refused_fast_without_recursion(text: str) -> None:
+    start = time.perf_counter()
+    v = grade([[1, 2], [3, 4]], text)
+    assert v.status == "invalid"
+    assert v.message.startswith("Too many brackets: a matrix has at most two levels")
+    assert time.perf_counter() - start < 0.5

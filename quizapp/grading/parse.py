@@ -732,13 +732,13 @@ def _row_list(part: str, *, curly: bool) -> str | None:
     row (Mathematica's column ``{{1}, {2}}``), while ``(1)`` is only a parenthesized number."""
     if part[:1] not in "({":
         return None
-    row = bracketed_list(part)
+    row = bracketed_list(part, _row=True)
     if row is None and curly and part[0] == "{" and _closing(part) == len(part) - 1:
         return "[" + part[1:-1] + "]"
     return row
 
 
-def bracketed_list(text: str) -> str | None:
+def bracketed_list(text: str, *, _row: bool = False) -> str | None:
     """``(2, 5)`` / ``{2, 5}`` -> ``[2, 5]``; ``((1,2),(3,4))`` / ``{{1,2},{3,4}}`` (Mathematica)
     -> ``[[1,2],[3,4]]``; ``{{1}, {2}}`` -> ``[[1], [2]]``; ``None`` when ``text`` is not such a list (``(1+2)`` is a number).
 
@@ -757,6 +757,18 @@ def bracketed_list(text: str) -> str | None:
         parts.pop()
     if len(parts) < 2 and not (parts and text[1:-1].rstrip().endswith(",")):
         return None
+    if _row:  # a row of a matrix: its entries are numbers (a matrix has two levels at most)
+        if any(
+            p[:1] in pairs
+            and _closing(p) == len(p) - 1
+            and "," in p
+            and len(_split_top_level(p[1:-1], ",")) > 1
+            for p in parts
+        ):
+            raise InvalidAnswer(
+                "Too many brackets: a matrix has at most two levels, as ((1, 2), (3, 4))."
+            )
+        return "[" + ", ".join(parts) + "]"
     rows = [_row_list(p, curly=text[0] == "{") for p in parts]
     if all(r is not None for r in rows):
         return "[" + ", ".join(r for r in rows if r is not None) + "]"
