@@ -225,7 +225,11 @@ def _stack(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 def _unary(fn: Callable[[np.ndarray], Any]) -> Callable[[Any], Any]:
-    return lambda x: fn(_arr(x))
+    def run(x: Any) -> Any:
+        with np.errstate(all="ignore"):  # overflow/log(0) are reported as "not finite"
+            return fn(_arr(x))
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -347,7 +351,9 @@ def compile_expression(text: str) -> Compiled:
         raise ExpressionError(f"the expression has more than {MAX_NODES} parts")
     # Names and attributes first, so that `A.__class__.__mro__` is reported as the attribute
     # it reaches for rather than as the call around it.
-    nodes.sort(key=lambda n: not isinstance(n, (ast.Name, ast.Attribute)))
+    nodes.sort(
+        key=lambda n: 0 if isinstance(n, ast.Name) else 1 if isinstance(n, ast.Attribute) else 2
+    )
     for node in nodes:
         _check_node(node, names)
     return Compiled(text.strip(), tree, frozenset(names))

@@ -309,7 +309,18 @@ def pydantic_errors(
     how to name it in messages.
     """
     out: list[BankError] = []
-    for err in exc.errors(include_url=False):
+    errs = exc.errors(include_url=False)
+    # A misspelled key also makes its intended field "missing"; report only the misspelling.
+    suggested: set[tuple[Any, ...]] = set()
+    for err in errs:
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden":
+            best = suggest(str(loc[-1]), _fields_at(model, loc[:-1]) or [])
+            if best:
+                suggested.add(loc[:-1] + (best,))
+    for err in errs:
+        if err["type"] == "missing" and tuple(err["loc"]) in suggested:
+            continue
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
         full = prefix + loc
         dotted = ".".join(str(p) for p in (label,) + loc if p != "") or "file"
