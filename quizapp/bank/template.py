@@ -36,7 +36,7 @@ class TemplateError(ValueError):
 
 def format_number(x: Any, digits: int = 6) -> str:
     """A number as short plain text: integral values without ``.0``; others to ``digits``
-    significant digits with trailing zeros trimmed (``0.25``, ``-1.5``, ``0.333333``); very
+    decimals with trailing zeros trimmed (``0.25``, ``-1.5``, ``0.333333``); very
     large or small magnitudes in ``1.5e-07`` notation.  Booleans as ``true``/``false``."""
     if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
@@ -48,7 +48,7 @@ def format_number(x: Any, digits: int = 6) -> str:
     if v.is_integer() and abs(v) < 1e15:
         return str(int(v))
     if 1e-4 <= abs(v) < 1e15:
-        text = np.format_float_positional(v, precision=digits, fractional=False, trim="-")
+        text = np.format_float_positional(v, precision=digits, fractional=True, trim="-")
         return text.rstrip(".")
     return np.format_float_scientific(v, precision=digits - 1, trim="-", exp_digits=1)
 
@@ -86,8 +86,6 @@ def latex(value: Any, *, row: bool = False) -> str:
 
 
 def _finalize(value: Any) -> str:
-    if isinstance(value, jinja2.runtime.Undefined):  # pragma: no cover - StrictUndefined raises
-        return ""
     if isinstance(value, str):
         return value
     return latex(value)
@@ -134,7 +132,7 @@ _ENV.filters["latex"] = lambda v: latex(v)
 _ENV.filters["row"] = _row
 _ENV.filters["num"] = _num
 _ENV.globals.clear()
-_ENV.globals["range"] = range  # bounded by the sandbox (MAX_RANGE)
+_ENV.globals["range"] = jinja2.sandbox.safe_range  # at most MAX_RANGE items
 
 
 @lru_cache(maxsize=4096)
