@@ -33,8 +33,13 @@ def __getattr__(name: str) -> Any:
     # grade_answer/expected_answer_text live in quizapp.bank.answers (written with the exercise
     # kinds); imported on first use so this package works without it and without an import cycle.
     if name in _FROM_ANSWERS:
-        from quizapp.bank import answers
-
+        try:
+            from quizapp.bank import answers
+        except ImportError as exc:
+            # AttributeError, so that hasattr()/getattr(..., default) work as for any attribute.
+            raise AttributeError(
+                f"quizapp.bank.{name} needs quizapp.bank.answers, which is not installed ({exc})"
+            ) from None
         return getattr(answers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
