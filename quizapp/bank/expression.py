@@ -20,8 +20,9 @@ arrays up to ``MAX_ELEMENTS`` elements (checked before a broadcast, a matrix pro
 product, ``eye``/``zeros``/``ones`` allocate), exponents computed in floating point with overflow
 reported, and every result must be finite.
 
-``softmax`` and ``attention`` are those of ``quizapp.linalg`` (the project's single source of
-truth for expected answers), imported when first called.
+``inv``, ``solve``, ``det``, ``softmax``, ``scores``, ``attention`` and ``self_attention`` call
+``quizapp.linalg`` (the project's single source of truth for expected answers), imported when
+first called; the first three fall back to NumPy where that module lacks them.
 """
 
 from __future__ import annotations
@@ -69,9 +70,28 @@ def _square(name: str, a: np.ndarray) -> None:
         raise ExpressionError(f"{name}() needs a square matrix, got shape {a.shape}")
 
 
+def _linalg(name: str) -> Callable[..., Any] | None:
+    """``quizapp.linalg.<name>`` (the reference solver), or ``None`` if it is not available."""
+    try:
+        import quizapp.linalg as linalg
+    except ImportError:  # pragma: no cover - the module ships with quizapp
+        return None
+    return getattr(linalg, name, None)
+
+
+def _call_linalg(fn: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as exc:  # quizapp.linalg.LinalgError is a ValueError
+        raise ExpressionError(f"{name}(): {exc}") from None
+
+
 def _inv(a: Any) -> np.ndarray:
     a = _arr(a)
     _square("inv", a)
+    fn = _linalg("inverse")
+    if fn is not None:
+        return np.asarray(_call_linalg(fn, "inv", a), dtype=float)
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -83,6 +103,9 @@ def _solve(a: Any, b: Any) -> np.ndarray:
     _square("solve", a)
     if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise ExpressionError(f"solve(): shapes {a.shape} and {b.shape} do not match")
+    fn = _linalg("solve")
+    if fn is not None:
+        return np.asarray(_call_linalg(fn, "solve", a, b), dtype=float)
     try:
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
@@ -92,42 +115,53 @@ def _solve(a: Any, b: Any) -> np.ndarray:
 def _det(a: Any) -> float:
     a = _arr(a)
     _square("det", a)
+    fn = _linalg("determinant")
+    if fn is not None:
+        return float(_call_linalg(fn, "det", a))
     return float(np.linalg.det(a))
 
 
-def _softmax(x: Any, axis: int = -1) -> np.ndarray:
-    try:
-        from quizapp.linalg import softmax
-    except ImportError:
-        raise ExpressionError(
-            "softmax() needs quizapp.linalg.softmax, which this installation lacks"
-        ) from None
-    return np.asarray(softmax(_arr(x), axis=axis), dtype=float)
+def _needs(name: str, what: str) -> Callable[..., Any]:
+    fn = _linalg(name)
+    if fn is None:
+        raise ExpressionError(f"{what} needs quizapp.linalg.{name}, which this installation lacks")
+    return fn
+
+
+def _softmax(x: Any, axis: Any = -1) -> np.ndarray:
+    a = _arr(x)
+    if a.ndim not in (1, 2):
+        raise ExpressionError(f"softmax() needs a vector or a matrix, got shape {a.shape}")
+    fn = _needs("softmax", "softmax()")
+    return np.asarray(_call_linalg(fn, "softmax", a, axis=_axis(axis)), dtype=float)
+
+
+def _matrices(name: str, *arrays: Any) -> list[np.ndarray]:
+    out = [_arr(a) for a in arrays]
+    if any(a.ndim != 2 for a in out):
+        raise ExpressionError(f"{name}() needs matrices, got shapes {[a.shape for a in out]}")
+    return out
 
 
 def _attention(q: Any, k: Any, v: Any) -> np.ndarray:
-    try:
-        from quizapp.linalg import attention
-    except ImportError:
-        try:
-            from quizapp.linalg import scaled_dot_product_attention as attention
-        except ImportError:
-            raise ExpressionError(
-                "attention() needs quizapp.linalg's scaled dot-product attention, "
-                "which this installation lacks"
-            ) from None
-    q, k, v = _arr(q), _arr(k), _arr(v)
-    if q.ndim != 2 or k.ndim != 2 or v.ndim != 2 or q.shape[1] != k.shape[1]:
-        raise ExpressionError(
-            f"attention(Q, K, V) needs matrices with Q and K of equal width; got {q.shape}, "
-            f"{k.shape}, {v.shape}"
-        )
-    if k.shape[0] != v.shape[0]:
-        raise ExpressionError(f"attention(): K has {k.shape[0]} rows but V has {v.shape[0]}")
-    out = attention(q, k, v)
-    if isinstance(out, tuple):  # (output, weights)
-        out = out[0]
-    return np.asarray(out, dtype=float)
+    fn = _needs("attention", "attention()")
+    out = _call_linalg(fn, "attention", *_matrices("attention", q, k, v))
+    return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+
+
+def _self_attention(x: Any, wq: Any, wk: Any, wv: Any) -> np.ndarray:
+    fn = _needs("self_attention", "self_attention()")
+    args = _matrices("self_attention", x, wq, wk, wv)
+    _check_size(args[0].shape[0] * max(a.shape[1] for a in args))
+    out = _call_linalg(fn, "self_attention", *args)
+    return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+
+
+def _scores(q: Any, k: Any) -> np.ndarray:
+    fn = _needs("scaled_scores", "scores()")
+    qa, ka = _matrices("scores", q, k)
+    _check_size(qa.shape[0] * ka.shape[0])
+    return np.asarray(_call_linalg(fn, "scores", qa, ka), dtype=float)
 
 
 def _size(n: Any, name: str) -> int:
@@ -248,7 +282,9 @@ FUNCTIONS: dict[str, Function] = {
     "solve": Function(_solve, 2, 2, doc="solve(A, b): x with A x = b"),
     "det": Function(_det, 1, 1, doc="determinant"),
     "softmax": Function(_softmax, 1, 1, ("axis",), "softmax along axis (default -1: rows)"),
+    "scores": Function(_scores, 2, 2, doc="scaled scores Q K^T / sqrt(d)"),
     "attention": Function(_attention, 3, 3, doc="softmax(Q K^T / sqrt(d)) V"),
+    "self_attention": Function(_self_attention, 4, 4, doc="attention(X W_Q, X W_K, X W_V)"),
     "transpose": Function(lambda a: _arr(a).T, 1, 1, doc="transpose"),
     "sqrt": Function(_unary(np.sqrt), 1, 1),
     "exp": Function(_unary(np.exp), 1, 1),
