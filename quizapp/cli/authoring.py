@@ -33,7 +33,8 @@ def _load(path: Path) -> Bank:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    plural = {"quiz": "quizzes"}.get(word, word + "s")
+    return f"{n} {word if n == 1 else plural}"
 
 
 @click.command()
