@@ -239,3 +239,21 @@ def test_impossible_require_stops_with_a_clear_error() -> None:
 def test_boolean_answer_is_refused() -> None:
     with pytest.raises(BankError, match="true/false"):
         load_exercise_source("q/p", EXERCISE.replace("c * M @ v", "c > 0")).generate(0)
+
+
+def test_trace_explains_attention_and_inverse() -> None:
+    linalg = pytest.importorskip("quizapp.linalg")
+    if not hasattr(linalg, "attention"):
+        pytest.skip("quizapp.linalg.attention lands with the bank-kinds branch")
+    q, k, v = A, B, np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]])
+    trace: list[Step] = []
+    evaluate("attention(Q, K, V)", {"Q": q, "K": k, "V": v}, trace=trace)
+    by_text = {s.text: s for s in trace}
+    np.testing.assert_allclose(by_text["Q @ K.T / sqrt(2)"].value, q @ k.T / np.sqrt(2))
+    weights = by_text["softmax(Q @ K.T / sqrt(2))"]
+    assert weights.heatmap
+    np.testing.assert_allclose(weights.value, _softmax_rows(q @ k.T / np.sqrt(2)))
+    trace = []
+    evaluate("inv(A) @ x", VARS, trace=trace)
+    assert [s.text for s in trace][:2] == ["det(A)", "inv(A)"]
+    assert trace[0].value == pytest.approx(5.0)

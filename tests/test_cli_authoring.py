@@ -119,10 +119,7 @@ def test_check_reports_failing_seeds(bank: Path) -> None:
     )
     code, out, _ = run("check", str(bank), "--seeds", "60")
     assert code == 1
-    failing = [
-        int(s)
-        for s in re.findall(r"systems/inverse seed (\d+): inv\(\): .*singular", out)
-    ]
+    failing = [int(s) for s in re.findall(r"systems/inverse seed (\d+): inv\(\): .*singular", out)]
     assert failing, out
     # Independently: the seeds whose first draw is singular (require always holds here); the
     # first three are printed, the rest counted.

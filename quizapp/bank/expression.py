@@ -515,6 +515,8 @@ class Step:
 
     text: str
     value: Any
+    heatmap: bool = False
+    note: str = ""
 
 
 class _Evaluator:
@@ -598,7 +600,11 @@ class _Evaluator:
             spec = FUNCTIONS[node.func.id]
             args = [self.run(a) for a in node.args]
             kwargs = {kw.arg: self.run(kw.value) for kw in node.keywords if kw.arg}
-            return spec.fn(*args, **kwargs)
+            value = spec.fn(*args, **kwargs)
+            if self.trace is not None and node.func.id in _EXPLAIN:
+                names = [ast.unparse(a) for a in node.args]
+                self.trace.extend(_EXPLAIN[node.func.id](names, args))
+            return value
         raise ExpressionError(f"{type(node).__name__} is not allowed")  # unreachable after check
 
     def _index(self, node: ast.AST) -> Any:
@@ -657,6 +663,46 @@ class _Evaluator:
                     raise ExpressionError(f"{where}: modulo by zero")
                 result = np.mod(a, b)
         return _finite(result, where)
+
+
+def _explain_attention(names: list[str], args: list[Any]) -> list[Step]:
+    q, k, _v = names
+    scores = _scores(args[0], args[1])
+    d = _arr(args[1]).shape[1]
+    weights = _softmax(scores)
+    return [
+        Step(f"{q} @ {k}.T / sqrt({d})", scores, note="scores of each query (row) for each key"),
+        Step(
+            f"softmax({q} @ {k}.T / sqrt({d}))",
+            weights,
+            heatmap=True,
+            note="attention weights: softmax of each row, so each row sums to 1",
+        ),
+    ]
+
+
+def _explain_self_attention(names: list[str], args: list[Any]) -> list[Step]:
+    x, wq, wk, wv = names
+    xa, qa, ka, va = (_arr(a) for a in args)
+    q, k, v = xa @ qa, xa @ ka, xa @ va
+    steps = [
+        Step(f"Q = {x} @ {wq}", q),
+        Step(f"K = {x} @ {wk}", k),
+        Step(f"V = {x} @ {wv}", v),
+    ]
+    return steps + _explain_attention(["Q", "K", "V"], [q, k, v])
+
+
+def _explain_det(names: list[str], args: list[Any]) -> list[Step]:
+    return [Step(f"det({names[0]})", _det(args[0]), note="non-zero, so the matrix is invertible")]
+
+
+_EXPLAIN: dict[str, Callable[[list[str], list[Any]], list[Step]]] = {
+    "attention": _explain_attention,
+    "self_attention": _explain_self_attention,
+    "inv": _explain_det,
+    "solve": _explain_det,
+}
 
 
 def _broadcast(a: np.ndarray, b: np.ndarray, where: str) -> None:

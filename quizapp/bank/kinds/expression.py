@@ -166,12 +166,14 @@ class ExpressionKind(Kind):
             if step.text in seen or step.text == answer.text:
                 continue
             seen.add(step.text)
+            note = f" ({step.note})" if step.note else ""
             steps.append(
                 SolutionStep(
                     title=f"`{step.text}`",
-                    text=f"Compute `{step.text}`"
-                    + (f" $= {format_number(step.value)}$." if _is_number(step.value) else ":"),
+                    text=f"Compute `{step.text}`{note}"
+                    + (f": ${format_number(step.value)}$." if _is_number(step.value) else ":"),
                     value=step.value,
+                    heatmap=step.heatmap,
                 )
             )
         steps = steps[-MAX_STEPS:]
@@ -179,7 +181,7 @@ class ExpressionKind(Kind):
             SolutionStep(
                 title="Answer",
                 text=f"The answer is `{answer.text}`"
-                + (f" $= {format_number(expected)}$." if _is_number(expected) else ":"),
+                + (f": ${format_number(expected)}$." if _is_number(expected) else ":"),
                 value=expected,
                 row_labels=form.row_labels,
                 col_labels=form.col_labels,
