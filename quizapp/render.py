@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
-from html.parser import HTMLParser
 
 from latex2mathml.converter import convert as _latex_to_mathml
 from markdown_it import MarkdownIt
@@ -56,50 +55,66 @@ def _protect_text(tex: str) -> str:
     return _TEXT_COMMAND.sub(swap, tex)
 
 
-class _MathMLSanitizer(HTMLParser):
-    """Re-serialises MathML keeping only allow-listed elements/attributes, escaping all text."""
+_TOKEN = re.compile(
+    r"<(?P<close>/?)(?P<tag>[A-Za-z][A-Za-z0-9]*)(?P<attrs>(?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*"
+    r"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*)\s*(?P<selfclose>/?)>"
+    r"|(?P<text>[^<]+)|(?P<lt><)"
+)
+_ATTR = re.compile(
+    r"([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+)))?"
+)
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.stack: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+def _text(raw: str) -> str:
+    text = html.escape(html.unescape(raw), quote=False)
+    for char, entity in _PROTECTED.items():
+        text = text.replace(char, entity)
+    return text
+
+
+def _sanitize_mathml(raw: str) -> str:
+    """Rebuild latex2mathml's output from allow-listed MathML elements and attributes only.
+
+    Unknown elements are dropped (their text is kept, escaped), attributes outside the allow-list
+    are dropped, every text and attribute value is unescaped and escaped again, and the element
+    nesting is balanced.  A stray ``<`` becomes ``&lt;``.
+    """
+    out: list[str] = []
+    stack: list[str] = []
+    for m in _TOKEN.finditer(raw):
+        if m.group("text") is not None:
+            out.append(_text(m.group("text")))
+            continue
+        if m.group("lt") is not None:
+            out.append("&lt;")
+            continue
+        tag = m.group("tag").lower()
         if tag not in _MATHML_ELEMENTS:
-            return
+            continue
+        if m.group("close"):
+            if tag in stack:
+                while stack:
+                    top = stack.pop()
+                    out.append(f"</{top}>")
+                    if top == tag:
+                        break
+            continue
         parts = [tag]
         if tag == "math":
             parts.append(f'xmlns="{_MATHML_NS}"')
-        for name, value in attrs:
+        for am in _ATTR.finditer(m.group("attrs")):
+            name = am.group(1).lower()
+            value = next((g for g in am.group(2, 3, 4) if g is not None), None)
             if name in _MATHML_ATTRIBUTES and value is not None:
-                parts.append(f'{name}="{html.escape(value, quote=True)}"')
-        self.out.append("<" + " ".join(parts) + ">")
-        self.stack.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _MATHML_ELEMENTS:
-            self.handle_starttag(tag, attrs)
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.stack:
-            while self.stack:
-                top = self.stack.pop()
-                self.out.append(f"</{top}>")
-                if top == tag:
-                    break
-
-    def handle_data(self, data: str) -> None:
-        text = html.escape(data, quote=False)
-        for char, entity in _PROTECTED.items():
-            text = text.replace(char, entity)
-        self.out.append(text)
-
-    def result(self) -> str:
-        self.close()
-        while self.stack:
-            self.out.append(f"</{self.stack.pop()}>")
-        return "".join(self.out)
+                parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
+        out.append("<" + " ".join(parts) + ">")
+        if m.group("selfclose"):
+            out.append(f"</{tag}>")
+        else:
+            stack.append(tag)
+    while stack:
+        out.append(f"</{stack.pop()}>")
+    return "".join(out)
 
 
 def _error_html(tex: str, display: bool) -> str:
@@ -120,9 +135,7 @@ def render_latex(tex: str, display: bool = False) -> str:
         raw = _latex_to_mathml(_protect_text(tex), display="block" if display else "inline")
     except Exception:  # latex2mathml raises many exception types for bad input
         return _error_html(tex, display)
-    sanitizer = _MathMLSanitizer()
-    sanitizer.feed(raw)
-    return sanitizer.result()
+    return _sanitize_mathml(raw)
 
 
 def _math_inline(state: StateInline, silent: bool) -> bool:
@@ -242,10 +255,15 @@ _MD = _build()
 MAX_MARKDOWN = 200_000
 
 
+@lru_cache(maxsize=2048)
+def _render_cached(text: str) -> str:
+    return _MD.render(text)
+
+
 def render_markdown(text: str) -> str:
     """Markdown with ``$...$``/``$$...$$`` LaTeX to HTML with MathML.  Pure and XSS-safe: raw HTML
     is escaped, unsafe link schemes are refused, math output is allow-listed.  Never raises for
     bad Markdown or LaTeX; text longer than ``MAX_MARKDOWN`` characters is cut there."""
     if not isinstance(text, str):
         text = str(text)
-    return _MD.render(text[:MAX_MARKDOWN])
+    return _render_cached(text[:MAX_MARKDOWN])
