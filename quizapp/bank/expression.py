@@ -530,6 +530,8 @@ class _Evaluator:
             self.trace is not None
             and isinstance(node, (ast.BinOp, ast.Call, ast.Attribute))
             and not (self.trace and self.trace[-1].text == ast.unparse(node))
+            # constant parts such as sqrt(2) are not steps worth showing
+            and any(isinstance(n, ast.Name) and n.id in self.vars for n in ast.walk(node))
         ):
             self.trace.append(Step(ast.unparse(node), value))
         return value

@@ -125,6 +125,10 @@ def _form_text(form: AnswerForm) -> str:
         parts.append("choices: " + " | ".join(f"({i + 1}) {c}" for i, c in enumerate(form.choices)))
     if form.count > 1:
         parts.append(f"{form.count} distinct answers")
+    if form.row_labels:
+        parts.append("rows " + ", ".join(form.row_labels))
+    if form.col_labels:
+        parts.append("columns " + ", ".join(form.col_labels))
     if form.unknowns:
         parts.append("unknowns " + ", ".join(form.unknowns))
     return ", ".join(parts)
