@@ -114,15 +114,20 @@ def test_variable_named_like_a_function_is_refused() -> None:
 
 def test_several_problems_in_one_file_are_all_reported() -> None:
     src = (
-        BASE.replace("title: T", "titel: T").replace("answer: A.T", "answer: A.__dict__")
+        BASE.replace("title: T", "titel: T")
+        .replace("answer: A.T", "answer: A.__dict__")
+        .replace("[-3, 3]", "[3, -3]")
+        .replace("{{ A }}", "{{ Z }}")
         + "pionts: 3\n"
     )
     errs = errors_of(src)
     messages = [(e.line, e.message) for e in errs]
-    assert [m[0] for m in messages] == [1, 5, 7], messages
+    assert [m[0] for m in messages] == [1, 4, 5, 6, 7], messages
     assert "did you mean 'title'" in messages[0][1]
-    assert "answer" in messages[1][1] and "__dict__" in messages[1][1]
-    assert "did you mean 'points'" in messages[2][1]
+    assert "integers" in messages[1][1]
+    assert "answer" in messages[2][1] and "__dict__" in messages[2][1]
+    assert "{{ Z }}" in messages[3][1]
+    assert "did you mean 'points'" in messages[4][1]
 
 
 def test_not_a_mapping() -> None:

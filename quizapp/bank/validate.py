@@ -106,8 +106,7 @@ def check_exercise(
                 )
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
-    if spec is not None and kind is not None and params is not None and not errors:
-        errors.extend(_check_templates(spec, kind, params, located, file))
+    errors.extend(_check_templates(data, kind, params, located, file, generate_ok=not errors))
     if errors or spec is None or kind is None or params is None:
         return None, sorted(errors, key=BankError.sort_key)
     return Checked(spec, kind, params), []
@@ -116,6 +115,9 @@ def check_exercise(
 def _check_expression(
     data: dict[str, Any], located: Located, file: str, errors: list[BankError]
 ) -> ExpressionSpec | None:
+    """Check the expression kind's fields from the raw data, so that problems independent of a
+    schema error elsewhere (a bad expression, a bad variable name) are reported too."""
+    ok = True
     if "params" in data:
         errors.append(
             _at(
@@ -126,16 +128,12 @@ def _check_expression(
         )
     if "answer" not in data:
         errors.append(_at(file, located.start, "kind expression needs an 'answer:' expression"))
-        return None
-    fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
-    try:
-        spec = ExpressionSpec.model_validate(fields)
-    except ValidationError:
-        return None  # the same problems were reported by ExerciseSpec
-    ok = True
-    defined: list[str] = []
+        ok = False
+    raw_vars = data.get("variables")
+    var_names = [n for n in raw_vars if isinstance(n, str)] if isinstance(raw_vars, dict) else []
     var_loc = located.children.get("variables")
-    for name, var in spec.variables.items():
+    defined: list[str] = []
+    for name in var_names:
         mark = var_loc.keys.get(name, located.start) if var_loc else located.start
         if not NAME_RE.match(name) or name.startswith("_"):
             errors.append(
@@ -147,7 +145,13 @@ def _check_expression(
                 _at(file, mark, f"variables: {name!r} is the name of a function or constant")
             )
             ok = False
-        dims = list(var.matrix or []) + ([var.vector] if var.vector is not None else [])
+        var = raw_vars[name] if isinstance(raw_vars, dict) else None
+        dims: list[Any] = []
+        if isinstance(var, dict):
+            if isinstance(var.get("matrix"), list):
+                dims += var["matrix"]
+            if "vector" in var:
+                dims.append(var["vector"])
         for d in dims:
             if isinstance(d, str) and d not in defined:
                 errors.append(
@@ -159,33 +163,48 @@ def _check_expression(
                 )
                 ok = False
         defined.append(name)
-    names = set(spec.variables)
-    exprs: list[tuple[str, str, Mark]] = [("answer", spec.answer, located.values["answer"])]
+    names = set(var_names)
+    exprs: list[tuple[str, Any, Mark]] = []
+    if "answer" in data:
+        exprs.append(("answer", data["answer"], located.values["answer"]))
+    raw_req = data.get("require")
     req_loc = located.children.get("require")
-    for i, text in enumerate(spec.require):
-        mark = (
-            req_loc.values.get(i, located.values["require"])
-            if req_loc
-            else located.values["require"]
-        )
-        exprs.append(("require", text, mark))
+    if isinstance(raw_req, str):
+        exprs.append(("require", raw_req, located.values["require"]))
+    elif isinstance(raw_req, list):
+        for i, text in enumerate(raw_req):
+            mark = (
+                req_loc.values.get(i, located.values["require"])
+                if req_loc
+                else located.values["require"]
+            )
+            exprs.append(("require", text, mark))
     for label, text, mark in exprs:
+        if isinstance(text, (int, float)) and not isinstance(text, bool) and label == "answer":
+            text = str(text)
+        if not isinstance(text, str):
+            continue  # a wrong type, reported by the schema
         try:
             compiled = compile_expression(text)
         except ExpressionError as exc:
             errors.append(_at(file, mark, f"{label}: {exc.message} in {text!r}"))
             ok = False
             continue
-        unknown = sorted(compiled.names - names)
-        for u in unknown:
-            best = suggest(u, sorted(names | set(FUNCTIONS)))
-            hint = (
-                f": did you mean {best!r}?"
-                if best
-                else f" (variables: {', '.join(sorted(names)) or 'none'})"
-            )
-            errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
-            ok = False
+        if isinstance(raw_vars, dict) or raw_vars is None:
+            for u in sorted(compiled.names - names):
+                best = suggest(u, sorted(names | set(FUNCTIONS)))
+                hint = (
+                    f": did you mean {best!r}?"
+                    if best
+                    else f" (variables: {', '.join(sorted(names)) or 'none'})"
+                )
+                errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
+                ok = False
+    fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
+    try:
+        spec = ExpressionSpec.model_validate(fields)
+    except ValidationError:
+        return None  # the same problems were reported by ExerciseSpec
     return spec if ok else None
 
 
@@ -214,27 +233,29 @@ def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[Ba
     return out
 
 
-def _value_names(spec: ExerciseSpec, kind: Kind, params: KindParams) -> set[str]:
-    if isinstance(params, ExpressionSpec):
-        return set(params.variables)
-    # A kind's value names are known only from a generated variant: generate seed 0.
-    generated = kind.generate(params, np.random.default_rng(0))
-    return set(generated.values)
-
-
 def _check_templates(
-    spec: ExerciseSpec, kind: Kind, params: KindParams, located: Located, file: str
+    data: dict[str, Any],
+    kind: Kind | None,
+    params: KindParams | None,
+    located: Located,
+    file: str,
+    generate_ok: bool,
 ) -> list[BankError]:
+    """Template syntax, and every placeholder names a value: for ``expression`` the variables;
+    for other kinds the values of a generated variant (seed 0, only when the rest is valid)."""
     errors: list[BankError] = []
-    texts: list[tuple[str, str, Mark, str | None]] = [
-        ("prompt", spec.prompt, located.values["prompt"], located.styles.get("prompt"))
-    ]
-    hints_loc = located.children.get("hints")
-    for i, hint in enumerate(spec.hints):
-        mark = hints_loc.values[i] if hints_loc else located.values["hints"]
+    texts: list[tuple[str, str, Mark, str | None]] = []
+    if isinstance(data.get("prompt"), str):
         texts.append(
-            (f"hints[{i + 1}]", hint, mark, hints_loc.styles.get(i) if hints_loc else None)
+            ("prompt", data["prompt"], located.values["prompt"], located.styles.get("prompt"))
         )
+    hints_loc = located.children.get("hints")
+    if isinstance(data.get("hints"), list) and hints_loc is not None:
+        for i, hint in enumerate(data["hints"]):
+            if isinstance(hint, str):
+                texts.append(
+                    (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
+                )
     used: list[tuple[str, str, Mark, str | None, set[str]]] = []
     for label, text, mark, style in texts:
         try:
@@ -243,16 +264,28 @@ def _check_templates(
             errors.append(
                 _at(file, _line_in(mark, style, exc.line or 1), f"{label}: {exc.message}")
             )
-    if errors or not any(u[4] for u in used):
+    if not any(u[4] for u in used) or kind is None:
         return errors
-    try:
-        known = _value_names(spec, kind, params)
-    except Exception as exc:  # a kind that cannot generate seed 0 is itself a problem
-        return [
-            _at(
-                file, located.values["kind"], f"kind {kind.name!r} failed to generate seed 0: {exc}"
-            )
-        ]
+    known: set[str]
+    if kind.name == "expression":
+        raw_vars = data.get("variables")
+        if raw_vars is not None and not isinstance(raw_vars, dict):
+            return errors
+        known = {str(k) for k in (raw_vars or {})}
+    else:
+        if params is None or not generate_ok:
+            return errors
+        try:
+            # A kind's value names are known only from a generated variant: generate seed 0.
+            known = set(kind.generate(params, np.random.default_rng(0)).values)
+        except Exception as exc:  # a kind that cannot generate seed 0 is itself a problem
+            return errors + [
+                _at(
+                    file,
+                    located.values["kind"],
+                    f"kind {kind.name!r} failed to generate seed 0: {exc}",
+                )
+            ]
     for label, text, mark, style, names in used:
         for name in sorted(names - known):
             best = suggest(name, sorted(known))
