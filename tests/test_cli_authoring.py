@@ -197,3 +197,35 @@ def test_grade_exercise_id_end_to_end(bank: Path) -> None:
     )
     verdict = json.loads(out)
     assert code == 0 and verdict["status"] == "incorrect" and verdict["score"] == 0.0
+
+
+def _readme_section() -> str:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    return text.split("## Authoring exercises", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_example_validates_checks_and_previews_as_shown(tmp_path: Path) -> None:
+    section = _readme_section()
+    example = next(
+        b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "kind: expression" in b
+    )
+    root = make_bank(
+        tmp_path / "exercises",
+        {"my-quiz/quiz.yaml": "title: My quiz\n", "my-quiz/attention-weights.yaml": example},
+    )
+    assert run("validate", str(root)) == (0, "OK: 1 quiz, 1 exercise, no problems.\n", "")
+    import quizapp.linalg
+
+    if not hasattr(quizapp.linalg, "softmax"):
+        pytest.skip("the example's softmax comes from quizapp.linalg (bank-kinds branch)")
+    code, out, _ = run("check", str(root), "--seeds", "40")
+    assert code == 0, out
+    shown = section.split("$ quizapp preview my-quiz/attention-weights --seed 3\n", 1)[1].split(
+        "```", 1
+    )[0]
+    code, out, _ = run("preview", "my-quiz/attention-weights", "--seed", "3", "--bank", str(root))
+    import quizapp.bank as qb
+
+    if getattr(qb, "expected_answer_text", None) is None:
+        shown = "\n".join(line for line in shown.splitlines() if "as typed:" not in line) + "\n"
+    assert code == 0 and out == shown
