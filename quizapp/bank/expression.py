@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -376,7 +377,11 @@ def compile_expression(text: str) -> Compiled:
     if not text.strip():
         raise ExpressionError("the expression is empty")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():
+            warnings.simplefilter(
+                "ignore"
+            )  # e.g. SyntaxWarning for "1if": not the author's concern
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error: {exc.msg}", exc.offset) from None
     except (RecursionError, MemoryError, ValueError):
@@ -730,7 +735,8 @@ def evaluate(
     """
     compiled = expression if isinstance(expression, Compiled) else compile_expression(expression)
     try:
-        value = _Evaluator(variables, trace).run(compiled.tree)
+        with np.errstate(all="ignore"):  # overflow etc. surface as "not finite" errors instead
+            value = _Evaluator(variables, trace).run(compiled.tree)
     except ExpressionError:
         raise
     except RecursionError:
