@@ -95,6 +95,7 @@ def test_array_condition_must_be_reduced() -> None:
         ("import os", "syntax"),
         ("A; B", "syntax"),
         ("_secret", "_secret"),
+        ("(1, 2)", "tuple"),
     ],
 )
 def test_escape_payloads_are_rejected_before_evaluation(payload: str, says: str) -> None:

@@ -395,7 +395,17 @@ def compile_expression(text: str) -> Compiled:
     nodes.sort(
         key=lambda n: 0 if isinstance(n, ast.Name) else 1 if isinstance(n, ast.Attribute) else 2
     )
+    index_tuples = {
+        id(n.slice)
+        for n in nodes
+        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple)
+    }
     for node in nodes:
+        if isinstance(node, ast.Tuple) and id(node) not in index_tuples:
+            raise ExpressionError(
+                "a tuple is only allowed as an index (A[0, 1]); write a list [a, b] for a vector",
+                _col(node),
+            )
         _check_node(node, names)
     return Compiled(text.strip(), tree, frozenset(names))
 
