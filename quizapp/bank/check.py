@@ -1,6 +1,7 @@
 """Sampling many seeds of an exercise to prove its variants are well-posed (``quizapp check``).
 
-For each seed: the variant generates; the expected answer is finite; the ``expression`` kind's
+For each seed: the variant generates; the expected answer (and every worked-solution value) is
+finite and shaped as the answer form says; the ``expression`` kind's
 ``require`` constraints hold; the prompt, hints and worked solution render (template and
 Markdown/LaTeX, with no formula that fails to convert); the expected answer, written as text by
 ``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; and no
@@ -84,6 +85,15 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         return None, fails
     if not _finite(v.expected):
         fail(f"the expected answer is not finite: {v.expected!r}")
+    form = v.answer_form
+    if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
+        if tuple(np.shape(v.expected)) != tuple(form.shape):
+            fail(
+                f"the answer form's shape {form.shape} differs from the expected answer's {np.shape(v.expected)}"
+            )
+    for step in v.solution:
+        if step.value is not None and not _finite(step.value):
+            fail(f"solution step {step.title!r} has a value that is not finite")
     if isinstance(exercise.params, ExpressionSpec):
         for text in exercise.params.require:
             try:
