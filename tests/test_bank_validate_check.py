@@ -64,8 +64,9 @@ def _exercise(kind: str, fault: str, prompt: str = "Copy ${{ M }}$."):
 )
 def test_each_fault_is_reported_with_its_seed(faulty: str, fault: str, says: str) -> None:
     failures = check_exercise(_exercise(faulty, fault), range(4))
-    assert failures and all(says in f.message for f in failures if f.seed is not None)
-    assert [f.seed for f in failures][:3] == [0, 1, 2]
+    # (with answer-form grading installed, grading such a variant may fail as well)
+    named = [f.seed for f in failures if says in f.message and f.seed is not None]
+    assert named[:3] == [0, 1, 2]
 
 
 def test_clean_kind_passes_and_constant_kind_does_not(faulty: str) -> None:
