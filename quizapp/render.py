@@ -267,3 +267,19 @@ def render_markdown(text: str) -> str:
     if not isinstance(text, str):
         text = str(text)
     return _render_cached(text[:MAX_MARKDOWN])
+
+
+def render_value(value: object, display: bool = False) -> str:
+    """A number, vector or matrix (e.g. a worked-solution step's value) as safe MathML.
+
+    Matrices render as ``pmatrix``, vectors as a column, numbers compactly (``3``, ``0.25``), via
+    ``quizapp.bank.template.latex``; text and other values escaped.  Never raises.
+    """
+    from quizapp.bank.template import TemplateError, latex
+
+    if isinstance(value, str):
+        return f'<span class="value">{html.escape(value, quote=True)}</span>'
+    try:
+        return render_latex(latex(value), display)
+    except (TemplateError, TypeError, ValueError):
+        return f"<code>{html.escape(str(value), quote=True)}</code>"

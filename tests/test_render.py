@@ -89,3 +89,16 @@ def test_math_output_keeps_only_mathml() -> None:
     html = render_markdown("$x + y$ and $$\\sqrt{2}$$")
     tags = set(re.findall(r"</?([a-z]+)", html))
     assert tags <= {"p", "math", "mrow", "mi", "mo", "mn", "msqrt"}
+
+
+def test_render_value() -> None:
+    import numpy as np
+
+    from quizapp.render import render_value
+
+    html = render_value(np.array([[1.0, 0.5], [-2.0, 3.0]]), display=True)
+    assert 'display="block"' in html and html.count("<mtr>") == 2
+    assert "<mn>0.5</mn>" in html and "<mn>2</mn>" in html
+    assert render_value(4.0).count("<mn>4</mn>") == 1
+    assert render_value("<b>") == '<span class="value">&lt;b&gt;</span>'
+    assert render_value(np.zeros((2, 2, 2))).startswith("<code>")
