@@ -218,3 +218,15 @@ def test_quiz_yaml_schema(tmp_path: Path) -> None:
     assert bank.errors == []
     q = bank.quizzes["q"]
     assert (q.opens.month, q.closes.month, q.order, q.exercise_ids) == (3, 4, 3, [])
+
+
+def test_unknown_concept_is_located_with_suggestion() -> None:
+    concepts = pytest.importorskip("quizapp.bank.concepts")
+    known = sorted(getattr(concepts, "CONCEPTS", {}))
+    if not known:
+        pytest.skip("quizapp.bank.concepts has no CONCEPTS yet")
+    good = known[0]
+    assert load_exercise_source("q/c", BASE + f"concepts: [{good}]\n").spec.concepts == [good]
+    err = one_error(BASE + f"concepts:\n  - {good}\n  - {good}x\n")
+    assert err.line == 9 and f"unknown concept '{good}x'" in err.message
+    assert f"did you mean '{good}'" in err.message

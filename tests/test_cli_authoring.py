@@ -229,3 +229,19 @@ def test_readme_example_validates_checks_and_previews_as_shown(tmp_path: Path) -
     if getattr(qb, "expected_answer_text", None) is None:
         shown = "\n".join(line for line in shown.splitlines() if "as typed:" not in line) + "\n"
     assert code == 0 and out == shown
+
+
+def test_check_reports_the_shared_impossible_require_quickly(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    import time
+
+    source = (shared_dir / "cases" / "bad-yaml" / "impossible-require.yaml").read_text()
+    root = make_bank(
+        tmp_path / "b", {"q/quiz.yaml": "title: Q\n", "q/impossible-require.yaml": source}
+    )
+    started = time.monotonic()
+    code, out, _ = run("check", str(root), "--seeds", "200")
+    assert time.monotonic() - started < 30
+    assert code == 1
+    assert "q/impossible-require seed 0: require 'det(A) != det(A)' never held" in out
