@@ -96,6 +96,8 @@ def test_field_problems_are_located(extra: str, line: int, says: str) -> None:
         ("{matrix: [2, 2], intgers: [0, 1]}", "did you mean 'integers'"),
         ("{matrix: [2, 2], integers: [0, 1], scalar: 3}", "scalar"),
         ("{matrix: [m, 2], integers: [0, 1]}", "earlier variable"),
+        ("{vector: true, integers: [0, 1]}", "a dimension is a whole number"),
+        ("{matrix: [2.5, 2], integers: [0, 1]}", "a dimension is a whole number"),
     ],
 )
 def test_variable_problems_are_on_the_variable_line(variable: str, says: str) -> None:

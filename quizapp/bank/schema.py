@@ -71,9 +71,6 @@ class ToleranceSpec(_Strict):
         )
 
 
-Dim = int | str
-
-
 class VariableSpec(_Strict):
     """One random variable of an ``expression`` exercise.
 
@@ -84,8 +81,8 @@ class VariableSpec(_Strict):
     ``value: ...`` (a fixed number or nested list).
     """
 
-    matrix: list[Dim] | None = None
-    vector: Dim | None = None
+    matrix: list[Any] | None = None  # int or variable name; checked below (one clear message)
+    vector: Any = None
     scalar: bool | None = None
     integers: list[int] | None = None
     uniform: list[float] | None = None
@@ -111,6 +108,10 @@ class VariableSpec(_Strict):
         if self.matrix is not None and len(self.matrix) != 2:
             raise ValueError("matrix: give [rows, cols]")
         for d in list(self.matrix or []) + ([self.vector] if self.vector is not None else []):
+            if isinstance(d, bool) or not isinstance(d, (int, str)):
+                raise ValueError(
+                    f"a dimension is a whole number or the name of an earlier variable, got {d!r}"
+                )
             if isinstance(d, int) and not 1 <= d <= MAX_VARIABLE_DIM:
                 raise ValueError(f"a dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d}")
             if isinstance(d, str) and not NAME_RE.match(d):
