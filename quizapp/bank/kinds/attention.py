@@ -298,7 +298,12 @@ class RetrievalRank(Kind):
             expected=best + 1,
             answer_form=AnswerForm(type="index", shape=None, choices=ks, col_labels=ks),
             solution=steps,
-            context={"family": "index", "index_mistakes": mistakes, "count": p.keywords},
+            context={
+                "family": "index",
+                "index_mistakes": mistakes,
+                "count": p.keywords,
+                "query_row": qi,
+            },
         )
 
 
