@@ -66,13 +66,19 @@ def matches(answer: Any, target: Any, ctx: Mapping[str, Any]) -> bool:
     """
     t = np.asarray(target, dtype=float)
     a = _aligned(answer, t)
-    if a is None or not np.all(np.isfinite(a)):
+    if a is None:
         return False
-    close = np.asarray(cells_close(a, t, _tolerance(ctx)), dtype=bool)
     mask = ctx.get("mask")
-    if mask is not None and np.shape(mask) == close.shape:
-        return bool(np.all(close[np.asarray(mask, dtype=bool)]))
-    return bool(np.all(close))
+    graded = (
+        np.asarray(mask, dtype=bool)
+        if mask is not None and np.shape(mask) == t.shape
+        else np.ones(t.shape, dtype=bool)
+    )
+    if not np.all(np.isfinite(a[graded])):
+        return False
+    a = np.where(graded, a, t)  # ungraded (given, possibly blank) cells do not count
+    close = np.asarray(cells_close(a, t, _tolerance(ctx)), dtype=bool)
+    return bool(np.all(close[graded]))
 
 
 def _value_detector(code: str) -> Detector:
@@ -109,7 +115,12 @@ def rows_dont_sum_to_one(
     """
     exp = np.asarray(expected, dtype=float)
     a = _aligned(answer, exp)
-    if a is None or not np.all(np.isfinite(a)):
+    if a is None:
+        return None
+    mask = context.get("mask")
+    if mask is not None and np.shape(mask) == exp.shape:
+        a = np.where(np.asarray(mask, dtype=bool), a, exp)  # given cells are the exact values
+    if not np.all(np.isfinite(a)):
         return None
     rows = a.reshape(1, -1) if a.ndim == 1 else a
     tol = _tolerance(context)

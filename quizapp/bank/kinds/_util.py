@@ -84,6 +84,15 @@ def not_saturated(weights: np.ndarray, decimals: int) -> bool:
     return bool(np.all(weights >= eps) and np.all(weights <= 1 - eps))
 
 
+def tidy(a: Any) -> np.ndarray:
+    """A solver result with floating-point noise removed (rounded to 9 decimals, ``-0`` -> ``0``).
+
+    Kinds whose answers are exact small integers or short decimals (solutions, coordinates,
+    inverses with ``|det| <= 5``) use this so ``2.0000000000000004`` is shown and stored as ``2``.
+    """
+    return np.round(np.asarray(a, dtype=float), 9) + 0.0
+
+
 def clean(a: Any) -> Any:
     """An array with integer values as an int64 array (so prompts show ``2``, not ``2.0``)."""
     x = np.asarray(a)

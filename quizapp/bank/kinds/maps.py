@@ -19,7 +19,17 @@ from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
 from ._mistakes import distinguishable_codes
-from ._util import IntRange, clean, draw, ints, latex_matrix, latex_row, linear_combination, num
+from ._util import (
+    IntRange,
+    clean,
+    draw,
+    ints,
+    latex_matrix,
+    latex_row,
+    linear_combination,
+    num,
+    tidy,
+)
 
 
 def _unimodular_or_small_det(rng: np.random.Generator, n: int, r: IntRange, max_det: int):
@@ -72,7 +82,7 @@ class BasisCoordinates(Kind):
 
         B, c, v, ctx, codes = draw(rng, make, "distinct coordinates")
         vectors = [B[:, j] for j in range(n)]
-        expected = linalg.basis_coordinates([b for b in vectors], v)
+        expected = tidy(linalg.basis_coordinates(vectors, v))
         names = [f"c_{j + 1}" for j in range(n)]
         ctx["unknowns"] = names
         combo = " + ".join(f"c_{j + 1} {latex_matrix(b)}" for j, b in enumerate(vectors))
@@ -162,7 +172,7 @@ class MapMatrix(Kind):
             return A, basis, images, ctx, codes
 
         A, basis, images, ctx, codes = draw(rng, make, "a map whose matrix is not symmetric")
-        expected = linalg.map_matrix_from_images(images, basis)
+        expected = tidy(linalg.map_matrix_from_images(images, basis))
         if basis is None:
             listed = ", ".join(
                 f"T(\\mathbf{{e}}_{j + 1}) = {latex_matrix(images[j])}" for j in range(n)

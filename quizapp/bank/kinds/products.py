@@ -22,7 +22,7 @@ from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
 from ._mistakes import distinguishable_codes
-from ._util import IntRange, clean, draw, ints, latex_matrix, num
+from ._util import IntRange, clean, draw, ints, latex_matrix, num, tidy
 
 
 def _p(kind: Kind, params: KindParams):
@@ -558,7 +558,7 @@ class Inverse(Kind):
 
         A, inv, ctx, codes = draw(rng, make, f"|det A| in {p.determinants}")
         det = linalg.determinant(A)
-        expected = inv
+        expected = tidy(inv)
         if n == 2:
             (a, b), (c, d) = A
             adj = np.array([[d, -b], [-c, a]])

@@ -30,6 +30,7 @@ from ._util import (
     latex_row,
     linear_combination,
     num,
+    tidy,
     unknown_names,
 )
 
@@ -70,7 +71,7 @@ class LinearEquation(Kind):
         b = a * x + c
         lhs = linear_combination([a], ["x"]) + (f" {'+' if c > 0 else '-'} {abs(c)}" if c else "")
         equation = f"{lhs} = {b}"
-        expected = float(linalg.solve([[a]], [b - c])[0])
+        expected = float(tidy(linalg.solve([[a]], [b - c]))[0])
         steps = []
         if c:
             steps.append(
@@ -273,7 +274,7 @@ class LinearSystem(Kind):
             A, y = draw(rng, make, "a non-singular integer matrix and an integer solution")
         n = A.shape[0]
         names = unknown_names(n)
-        x = linalg.solve(A, y)
+        x = tidy(linalg.solve(A, y))
         det = linalg.determinant(A)
         steps = [
             SolutionStep(
