@@ -165,6 +165,9 @@ class LinePoints(Kind):
         pts = np.array(points, dtype=float)
         expected = pts[0] if p.count == 1 else pts
         equation = f"{linear_combination([a, b], ['x', 'y'])} = {c}"
+        if p.fixed is not None and rng.random() < 0.5:
+            # the given equation with its terms in the other order (same line, same answers)
+            equation = f"{linear_combination([b, a], ['y', 'x'])} = {c}"
         steps = [
             SolutionStep(
                 "Solve for y",
@@ -241,7 +244,8 @@ class LinearSystem(Kind):
     """``n`` linear equations in ``n`` unknowns with a unique INTEGER solution.
 
     Built backwards: draw an integer solution and an integer matrix with ``det != 0``, then
-    ``y = A x``.  ``fixed`` gives the deck's system instead (``A: [[5, 1], [3, 2]], y: [15, 16]``).
+    ``y = A x``.  ``fixed`` gives the deck's system instead (``A: [[5, 1], [3, 2]], y: [15, 16]``),
+    its equations listed in a random order.
     Values: ``system`` (LaTeX ``aligned``), ``A``, ``y``, ``n``.  Expected: ``x`` ``(n,)``.
     Detector: ``swapped_unknowns``.
     """
@@ -257,8 +261,11 @@ class LinearSystem(Kind):
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = params if isinstance(params, self.Params) else self.Params.model_validate(params)
         if p.fixed is not None:
-            A = np.array(p.fixed.A, dtype=float)
-            y = np.array(p.fixed.y, dtype=float)
+            # The given system, its equations listed in a random order (the same system and
+            # answer: variants differ only in how it is presented).
+            order = rng.permutation(len(p.fixed.y))
+            A = np.array(p.fixed.A, dtype=float)[order]
+            y = np.array(p.fixed.y, dtype=float)[order]
         else:
             n = p.size
 
