@@ -92,7 +92,7 @@ def attention_steps(
         SolutionStep(
             "Scale by √d",
             f"The key dimension is $d = {d}$, so divide by $\\sqrt{{d}} = {_sqrt_text(d)}$: "
-            f"$\\frac{{QK^T}}{{\\sqrt{{d}}}} = {latex_matrix(np.round(scaled, r))}$.",
+            f"$\\frac{{QK^T}}{{\\sqrt{{d}}}} = {latex_matrix(np.round(scaled, r), 6)}$.",
             value=clean(np.round(scaled, r)),
             row_labels=rows,
             col_labels=cols,
@@ -106,7 +106,7 @@ def attention_steps(
             "Softmax of each row",
             "Each row becomes weights that are positive and sum to 1: "
             f"$\\mathrm{{softmax}}\\left(\\frac{{QK^T}}{{\\sqrt{{d}}}}\\right) = "
-            f"{latex_matrix(np.round(W, decimals + 2))}$.",
+            f"{latex_matrix(np.round(W, decimals + 2), 6)}$.",
             value=np.round(W, decimals + 2),
             heatmap=True,
             row_labels=rows,
@@ -121,7 +121,7 @@ def attention_steps(
             "Multiply by V",
             "Each output row is the weighted average of the rows of $V$ with that row's weights: "
             f"$\\mathrm{{softmax}}\\left(\\frac{{QK^T}}{{\\sqrt{{d}}}}\\right)V = "
-            f"{latex_matrix(np.round(out, decimals + 2))}$.",
+            f"{latex_matrix(np.round(out, decimals + 2), 6)}$.",
             value=np.round(out, decimals + 2),
             row_labels=rows,
         )
