@@ -111,6 +111,17 @@ def num(x: float, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def paren(x: float, digits: int = 4) -> str:
+    """A number as a factor: negative numbers in parentheses, ``(-3)``."""
+    t = num(x, digits)
+    return f"({t})" if t.startswith("-") else t
+
+
+def minus(a: float, b: float) -> str:
+    """``a - b`` written without a double sign: ``4 - 3``, ``4 + 3`` for ``b = -3``."""
+    return f"{num(a)} - {num(b)}" if b >= 0 else f"{num(a)} + {num(-b)}"
+
+
 def latex_matrix(a: Any, digits: int = 4) -> str:
     """``a`` (1-D: a column vector; 2-D) as a LaTeX ``pmatrix``."""
     x = np.asarray(a, dtype=float)

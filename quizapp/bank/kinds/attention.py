@@ -499,7 +499,8 @@ class AttentionArgmax(Kind):
 
     Given ``Q`` and ``K`` for a short sentence's tokens, the weights are row ``i`` of
     ``softmax(QK^T / sqrt(d))``.  Guarantee (no ties): the top weight beats the runner-up by at least
-    ``margin`` (default 0.05, well above the asked precision).  Values: ``Q``, ``K``, ``tokens``,
+    ``margin`` (default 0.05, well above the asked precision), and no weight rounds to 0 or 1 at
+    2 decimals.  Values: ``Q``, ``K``, ``tokens``,
     ``token`` (the asking token), ``token_list``, ``d``.  A wrong pick that is the token attending
     most TO it (the column instead of the row), or its least attended token, is named.
     """
@@ -522,7 +523,7 @@ class AttentionArgmax(Kind):
             i = int(rng.integers(n))
             W = linalg.softmax(linalg.scaled_scores(Q, K))
             top2 = np.sort(W[i])[-2:]
-            if top2[1] - top2[0] < p.margin:
+            if top2[1] - top2[0] < p.margin or not not_saturated(W, 2):
                 return None
             return Q, K, i, W
 

@@ -22,7 +22,7 @@ from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
 from ._mistakes import distinguishable_codes
-from ._util import IntRange, clean, draw, ints, latex_matrix, num, tidy
+from ._util import IntRange, clean, draw, ints, latex_matrix, num, paren, tidy
 
 
 def _p(kind: Kind, params: KindParams):
@@ -30,7 +30,7 @@ def _p(kind: Kind, params: KindParams):
 
 
 def _entry_sums(A: np.ndarray, B: np.ndarray, i: int, j: int) -> str:
-    terms = " + ".join(f"({num(A[i, k])})({num(B[k, j])})" for k in range(A.shape[1]))
+    terms = " + ".join(f"{paren(A[i, k])} \\cdot {paren(B[k, j])}" for k in range(A.shape[1]))
     return terms
 
 
@@ -565,7 +565,8 @@ class Inverse(Kind):
             steps = [
                 SolutionStep(
                     "Determinant",
-                    f"$\\det A = ({a})({d}) - ({b})({c}) = {num(det)} \\ne 0$, so $A$ is invertible.",
+                    f"$\\det A = {paren(a)} \\cdot {paren(d)} - {paren(b)} \\cdot {paren(c)} = {num(det)} "
+                    "\\ne 0$, so $A$ is invertible.",
                     value=round(det),
                 ),
                 SolutionStep(

@@ -29,6 +29,7 @@ from ._util import (
     latex_matrix,
     latex_row,
     linear_combination,
+    minus,
     num,
     tidy,
     unknown_names,
@@ -168,12 +169,20 @@ class LinePoints(Kind):
         if p.fixed is not None and rng.random() < 0.5:
             # the given equation with its terms in the other order (same line, same answers)
             equation = f"{linear_combination([b, a], ['y', 'x'])} = {c}"
+        if a % b == 0 and c % b == 0:  # y = c/b - (a/b) x with integer coefficients
+            k, m = c // b, -a // b
+            if k == 0:
+                y_of_x = linear_combination([m], ["x"])
+            else:  # the deck's form: (x, 15 - 5x)
+                y_of_x = f"{k} {'+' if m > 0 else '-'} {'' if abs(m) == 1 else abs(m)}x"
+        else:
+            numerator = f"{c} {'-' if a > 0 else '+'} {'' if abs(a) == 1 else abs(a)}x"
+            y_of_x = f"\\frac{{{numerator}}}{{{b}}}"
         steps = [
             SolutionStep(
                 "Solve for y",
-                f"From ${equation}$: $y = \\frac{{{c} - ({a})x}}{{{b}}}$. Every choice of $x$ gives "
-                f"a solution $\\left(x, \\frac{{{c} - ({a})x}}{{{b}}}\\right)$: there are infinitely "
-                "many, all on one line.",
+                f"From ${equation}$: $y = {y_of_x}$. Every choice of $x$ gives a solution "
+                f"$\\left(x, {y_of_x}\\right)$: there are infinitely many, all on one line.",
             ),
             SolutionStep(
                 "Pick values of x",
@@ -298,8 +307,9 @@ class LinearSystem(Kind):
                 SolutionStep(
                     "Eliminate",
                     f"Multiply the first equation by ${num(d)}$ and the second by ${num(b)}$ and "
-                    f"subtract: $({num(a * d)} - ({num(b * c)}))x = {num(e * d)} - ({num(b * f)})$, "
-                    f"so $x = {num(e * d - b * f)} / ({num(det)}) = {num(x[0])}$. Substitute back: "
+                    f"subtract: $({minus(a * d, b * c)})x = {minus(e * d, b * f)}$, "
+                    f"so $x = \\frac{{{num(e * d - b * f)}}}{{{num(det)}}} = {num(x[0])}$. "
+                    "Substitute back: "
                     f"$y = {num(x[1])}$.",
                 )
             )
