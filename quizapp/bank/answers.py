@@ -215,7 +215,7 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
             detail = ", ".join(
                 f"the left side is {num(v)}, not {num(r)}" for v, r in zip(lhs, c, strict=True)
             )
-            notes.append(f"{label} {latex_row(p)} does not satisfy ${eq}$: {detail}.")
+            notes.append(f"{label} {latex_row(p)} does not satisfy {eq}: {detail}.")
             if n == 2 and _on_solution_set(p[::-1], A, c, tol):
                 mistakes.append(
                     Mistake(
@@ -228,9 +228,9 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
     if n_good == count:
         status, score = "correct", 1.0
         message = (
-            f"Correct: {latex_row(pts[0])} satisfies ${eq}$."
+            f"Correct: {latex_row(pts[0])} satisfies {eq}."
             if count == 1
-            else f"Correct: all {count} points are different solutions of ${eq}$."
+            else f"Correct: all {count} points are different solutions of {eq}."
         )
     else:
         score = n_good / count if variant.partial_credit else 0.0

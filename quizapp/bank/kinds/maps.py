@@ -223,33 +223,44 @@ class MapMatrix(Kind):
         )
 
 
-def _fmt_component(kind: str, rng: np.random.Generator) -> tuple[str, str | None]:
-    """One output component of a map R^2 -> R^2 as LaTeX, and why it breaks linearity (or None)."""
+#: Why each kind of component breaks linearity: (LaTeX for the worked solution, plain text for
+#: the verdict message, which is shown as text).
+_WHY = {
+    "constant": (
+        "it has a constant term, so $T(\\mathbf{0}) \\ne \\mathbf{0}$ (a linear map sends "
+        "$\\mathbf{0}$ to $\\mathbf{0}$)",
+        "it has a constant term, so T(0) ≠ 0 (a linear map sends 0 to 0)",
+    ),
+    "product": (
+        "it multiplies the unknowns together, so $T(2\\mathbf{u}) \\ne 2T(\\mathbf{u})$",
+        "it multiplies the unknowns together, so T(2u) ≠ 2T(u)",
+    ),
+    "square": (
+        "it squares $x$, so doubling the input quadruples that part of the output",
+        "it squares x, so doubling the input quadruples that part of the output",
+    ),
+    "abs": (
+        "of the absolute value: $T(-\\mathbf{u}) \\ne -T(\\mathbf{u})$",
+        "of the absolute value: T(-u) ≠ -T(u)",
+    ),
+}
+
+
+def _fmt_component(kind: str, rng: np.random.Generator) -> str:
+    """One output component of a map R^2 -> R^2 as LaTeX: linear, or broken as ``kind`` says."""
     a, b = (int(v) for v in rng.choice([-3, -2, -1, 1, 2, 3], size=2))
     lin = linear_combination([a, b], ["x", "y"])
+    ycoef = "" if abs(b) == 1 else str(abs(b))
     if kind == "linear":
-        return lin, None
+        return lin
     if kind == "constant":
         k = int(rng.choice([-3, -2, -1, 1, 2, 3]))
-        return (
-            f"{lin} {'+' if k > 0 else '-'} {abs(k)}",
-            "it has a constant term, so $T(\\mathbf{0}) \\ne \\mathbf{0}$ (a linear map "
-            "sends $\\mathbf{0}$ to $\\mathbf{0}$)",
-        )
+        return f"{lin} {'+' if k > 0 else '-'} {abs(k)}"
     if kind == "product":
-        return (
-            f"{num(a)}xy" if a != 1 else "xy",
-            "it multiplies the unknowns together, so $T(2\\mathbf{u}) \\ne 2T(\\mathbf{u})$",
-        )
+        return f"{num(a)}xy" if a != 1 else "xy"
     if kind == "square":
-        return (
-            f"x^2 {'+' if b > 0 else '-'} {abs(b) if abs(b) != 1 else ''}y",
-            "it squares $x$, so doubling the input quadruples that part of the output",
-        )
-    return (
-        f"|x| {'+' if b > 0 else '-'} {abs(b) if abs(b) != 1 else ''}y",
-        "of the absolute value: $T(-\\mathbf{u}) \\ne -T(\\mathbf{u})$",
-    )
+        return f"x^2 {'+' if b > 0 else '-'} {ycoef}y"
+    return f"|x| {'+' if b > 0 else '-'} {ycoef}y"
 
 
 @register_kind
@@ -258,7 +269,7 @@ class LinearityChoice(Kind):
     is NOT linear (``ask: nonlinear``; exactly one is not).
 
     Non-linear maps have a constant term, a product ``xy``, a square or an absolute value.
-    Values: ``options`` (Markdown list).  Expected: the 0-based index of the right option
+    Values: ``options`` (a Markdown list, one option per item, labelled (a), (b), ...).  Expected: the 0-based index of the right option
     (answer form ``choice``; students answer with the letter or the 1-based number).  Choosing a
     wrong option names why it is (not) linear (context ``choice_mistakes``).
     """
@@ -279,11 +290,14 @@ class LinearityChoice(Kind):
         order = rng.permutation(len(kinds))
         options: list[str] = []
         reasons: list[str | None] = []
+        kinds_shown: list[str] = []
         right = -1
         for pos, src in enumerate(order):
             kind = kinds[int(src)]
-            first, why = _fmt_component(kind, rng)
-            second, _ = _fmt_component("linear", rng)
+            first = _fmt_component(kind, rng)
+            second = _fmt_component("linear", rng)
+            why = None if kind == "linear" else _WHY[kind][0]
+            kinds_shown.append(kind)
             if rng.random() < 0.5:
                 first, second = second, first
             options.append(f"$T(x, y) = ({first},\\ {second})$")
@@ -302,11 +316,12 @@ class LinearityChoice(Kind):
             )
             steps.append(SolutionStep(f"Option ({letters[i]})", f"{opt} is {verdict}."))
         mistakes = {}
-        for i, why in enumerate(reasons):
+        for i, kind in enumerate(kinds_shown):
             if i == right:
                 continue
             if p.ask == "linear":
-                mistakes[i] = ("not_linear", f"Option ({letters[i]}) is not linear: {why}.")
+                plain = _WHY[kind][1]
+                mistakes[i] = ("not_linear", f"Option ({letters[i]}) is not linear: {plain}.")
             else:
                 mistakes[i] = (
                     "is_linear",
@@ -314,7 +329,7 @@ class LinearityChoice(Kind):
                 )
         return Generated(
             values={
-                "options": "\n".join(f"{letters[i]}. {o}" for i, o in enumerate(options)),
+                "options": "\n".join(f"- **({letters[i]})** {o}" for i, o in enumerate(options)),
             },
             expected=right,
             answer_form=AnswerForm(type="choice", shape=None, choices=options),
