@@ -288,6 +288,9 @@ def test_the_decks_system_is_reachable() -> None:
         ("line_points", {"fixed": [0, 1, 3]}, ["non-zero"]),
         ("transpose", {"property": "plain", "rows": 3, "columns": 3}, ["differ"]),
         ("attention", {"colour": "red"}, ["colour"]),
+        ("attention_fill", {"queries": 2, "keys": 2, "blanks": 4}, ["blanks", "fewer"]),
+        ("inverse", {"determinants": [0]}, ["positive"]),
+        ("matrix_vector", {"rows": 3, "columns": 3}, ["differ"]),
     ],
 )
 def test_bad_params_get_a_clear_message(kind: str, params: dict, words: list[str]) -> None:

@@ -724,11 +724,19 @@ class AttentionFill(Kind):
         target: Literal["weights", "output"] = "weights"
         blanks: int = Field(3, ge=1, le=10)
 
+        @model_validator(mode="after")
+        def _some_given(self) -> AttentionFill.Params:
+            cells = self.queries * self.keys
+            if self.blanks >= cells:
+                raise ValueError(
+                    f"blanks ({self.blanks}) must be fewer than the {cells} cells "
+                    f"({self.queries} queries x {self.keys} keys), so some are given"
+                )
+            return self
+
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
         cells = p.queries * p.keys
-        if p.blanks >= cells:
-            raise ValueError(f"blanks ({p.blanks}) must be fewer than the {cells} cells")
         Q, K, V, ctx, codes = _draw_attention(
             rng,
             p.queries,
