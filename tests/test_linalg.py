@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from quizapp import linalg
 from quizapp.linalg import LinalgError
@@ -218,3 +221,31 @@ def test_bad_input_gets_a_message():
         linalg.matmul([["a", "b"]], [[1], [2]])
     with pytest.raises(LinalgError, match="matrix"):
         linalg.matmul([1, 2], [[1], [2]])
+
+
+# ------------------------------------------------------------------ properties (hypothesis)
+
+
+finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
+
+
+@settings(deadline=None, max_examples=100)
+@given(arrays(float, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=finite), finite)
+def test_softmax_rows_sum_to_one_and_shift_invariant(x: np.ndarray, c: float) -> None:
+    s = linalg.softmax(x)
+    assert np.all(s >= 0)
+    assert s.sum(axis=1) == pytest.approx(np.ones(x.shape[0]))
+    assert linalg.softmax(x + c) == pytest.approx(s, abs=1e-9)
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    arrays(float, (2, 3), elements=st.integers(-3, 3).map(float)),
+    arrays(float, (3, 3), elements=st.integers(-3, 3).map(float)),
+    arrays(float, (3, 2), elements=st.integers(-3, 3).map(float)),
+)
+def test_attention_weights_are_a_convex_combination(Q, K, V) -> None:
+    out, w = linalg.attention(Q, K, V)
+    assert w.sum(axis=1) == pytest.approx(np.ones(2))
+    # each output row lies between the smallest and largest value in each column of V
+    assert np.all(out >= V.min(axis=0) - 1e-9) and np.all(out <= V.max(axis=0) + 1e-9)
