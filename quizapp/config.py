@@ -21,6 +21,9 @@ Environment variables:
 - ``QUIZAPP_HTTPS``: ``1`` marks cookies ``Secure`` (set it when served over HTTPS).
 - ``QUIZAPP_INSTANCE``: the instance folder; default ``./instance``.
 - ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
+- ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
+  30/min per user, token or address); ``QUIZAPP_RATELIMIT=0`` disables them;
+  ``QUIZAPP_RATELIMIT_STORAGE`` shares counts between workers (e.g. ``redis://host``).
 """
 
 from __future__ import annotations
@@ -152,9 +155,15 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["WTF_CSRF_SSL_STRICT"] = bool(https)
     cfg["JSON_SORT_KEYS"] = False
 
+    # Rate limits (Flask-Limiter syntax); answered with 429 and a message.
+    cfg["RATELIMIT_STORAGE_URI"] = env.get("QUIZAPP_RATELIMIT_STORAGE", "memory://")
+    cfg["RATELIMIT_ENABLED"] = _truthy(env.get("QUIZAPP_RATELIMIT"), default=True)
+    cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
+    cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
+    cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
+
     for key, value in over.items():
-        if key not in {"DATABASE_URL"}:
-            cfg.setdefault(key, value)
-            if key not in {"SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"}:
-                cfg[key] = value
+        if value is None or key in {"DATABASE_URL", "SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"}:
+            continue
+        cfg[key] = value
     return cfg

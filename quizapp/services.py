@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -125,15 +126,20 @@ def begin_write(session: Session) -> None:
 
 
 def validate_username(username: str) -> str:
-    """The username stripped; raises ``BadRequest`` unless 1-64 letters, digits or ``. @ + - _``."""
+    """The username stripped and NFC-normalized.
+
+    Raises ``BadRequest`` unless it is 1-64 characters that are (after NFKC normalization) letters,
+    digits or ``. @ + - _``.
+    """
     if not isinstance(username, str):
         raise BadRequest("The username must be text.")
-    name = username.strip()
+    name = unicodedata.normalize("NFC", username.strip())
     if not name:
         raise BadRequest("Choose a username.")
     if len(name) > USERNAME_MAX:
         raise BadRequest(f"The username is too long (at most {USERNAME_MAX} characters).")
-    if not USERNAME_RE.fullmatch(name) or not name.isprintable():
+    folded = unicodedata.normalize("NFKC", name)
+    if not USERNAME_RE.fullmatch(folded) or not folded.isprintable():
         raise BadRequest("A username may contain only letters, digits and . @ + - _ characters.")
     return name
 

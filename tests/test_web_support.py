@@ -64,3 +64,74 @@ def login(client: FlaskClient, username: str, password: str = "correct horse", *
         "password": password,
     }
     return client.post("/login" + extra.pop("query", ""), data=data, **extra)
+
+
+def bank_available() -> bool:
+    """True when the real exercise bank (``quizapp.bank.load_bank`` and ``exercises/``) exists."""
+    try:
+        from quizapp.bank import load_bank  # noqa: F401
+    except ImportError:
+        return False
+    return EXERCISES.is_dir()
+
+
+def synced_app(tmp_path: Path, **config: Any) -> Flask:
+    """``make_app`` with the repository's ``exercises/`` synced into the database."""
+    from quizapp import services
+    from quizapp.models import db
+
+    app = make_app(tmp_path, **config)
+    with app.app_context():
+        report = services.sync_folder(db.session, EXERCISES)
+    assert report.errors == [], report.errors
+    return app
+
+
+def student(app: Flask, username: str = "ana") -> FlaskClient:
+    """A test client signed in as a newly registered student ``username``."""
+    client = app.test_client()
+    resp = register(client, username)
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:500]
+    return client
+
+
+def url_of(exercise_id: str) -> str:
+    return "/exercises/" + exercise_id
+
+
+def bank_variant_of(app: Flask, username: str, exercise_id: str) -> Any:
+    """The bank ``Variant`` the student ``username`` currently sees for ``exercise_id``."""
+    from quizapp import services
+    from quizapp.models import Exercise, db
+
+    with app.app_context():
+        user = services.find_user(db.session, username)
+        exercise = db.session.get(Exercise, exercise_id)
+        row = services.get_or_create_variant(
+            db.session, user, exercise, app.config["QUIZAPP_SEED_SECRET"]
+        )
+        return services.generate_variant(row)
+
+
+def post_cells(client: FlaskClient, exercise_id: str, grid: Any) -> Any:
+    """Submit ``grid`` (rows of values) through the exercise page's grid form."""
+    page = client.get(url_of(exercise_id)).get_data(as_text=True)
+    data = {"csrf_token": csrf_from(page), "via": "cells"}
+    for r, row in enumerate(grid):
+        for c, value in enumerate(row):
+            data[f"cell-{r}-{c}"] = str(value)
+    return client.post(url_of(exercise_id), data=data)
+
+
+def post_text(client: FlaskClient, exercise_id: str, text: str, via: str = "text") -> Any:
+    """Submit ``text`` through the paste box (or the single input / choices: ``via=""``)."""
+    page = client.get(url_of(exercise_id)).get_data(as_text=True)
+    data = {"csrf_token": csrf_from(page), "answer": text}
+    if via:
+        data["via"] = via
+    return client.post(url_of(exercise_id), data=data)
+
+
+def fmt(x: float) -> str:
+    """A number as a student would type it, to 6 decimals."""
+    return f"{float(x):.6f}"

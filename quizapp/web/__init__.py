@@ -17,7 +17,7 @@ from quizapp.config import build_config, default_instance_path
 from quizapp.models import User, db
 from quizapp.web import database  # noqa: F401  (registers the SQLite engine events)
 from quizapp.web.database import MIGRATIONS_DIR
-from quizapp.web.extensions import csrf, login_manager, migrate
+from quizapp.web.extensions import csrf, limiter, login_manager, migrate
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -38,6 +38,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     login_manager.init_app(app)
     csrf.init_app(app)
+    limiter.init_app(app)
 
     from quizapp.web import api, auth, errors, security, student
 

@@ -25,6 +25,7 @@ from wtforms import ValidationError
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
+from quizapp.web.extensions import limit, limiter
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -110,6 +111,7 @@ def _exercise(quiz_id: str, name: str) -> Exercise:
 
 
 @bp.route("/token", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"))
 def token() -> tuple[Response, int]:
     """``{"username", "password"[, "name"]}`` -> 201 ``{"token"}``; 401 on wrong credentials."""
     body = _json_body()
@@ -260,6 +262,7 @@ def list_submissions(quiz_id: str, name: str) -> Response:
 
 
 @bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
 @authenticated
 def submit(quiz_id: str, name: str) -> tuple[Response, int]:
     """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` -> 201 verdict + attempts left + points."""

@@ -10,6 +10,7 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import db
+from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm, LoginForm, RegisterForm
 from quizapp.web.security import is_safe_next
 
@@ -22,6 +23,7 @@ def _next_target() -> str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"), methods=["POST"])
 def login() -> Response | str:
     if current_user.is_authenticated:
         return redirect(_next_target())
@@ -39,6 +41,7 @@ def login() -> Response | str:
 
 
 @bp.route("/register", methods=["GET", "POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_REGISTER"), methods=["POST"])
 def register() -> Response | str | tuple[str, int]:
     if not current_app.config.get("QUIZAPP_REGISTRATION", True):
         return render_template(

@@ -17,8 +17,9 @@ from markupsafe import Markup, escape
 
 #: Cell input names: ``cell-<row>-<column>``, 0-based.
 CELL_NAME = "cell-{r}-{c}"
-#: Choices are posted as their position in ``AnswerForm.choices`` counted from this base.
-CHOICE_BASE = 0
+#: Choices are posted as their 1-based number in ``AnswerForm.choices`` (what
+#: ``quizapp.bank.grade_answer`` reads for ``choice``: a letter or a 1-based number).
+CHOICE_BASE = 1
 
 
 def format_number(x: Any) -> str:
@@ -259,6 +260,8 @@ def build_form_view(
     else:
         col_labels = list(form.col_labels or []) if form.col_labels else []
         row_labels = list(form.row_labels or []) if form.row_labels else []
+        if form.type == "vector" and not row_labels and form.unknowns:
+            row_labels = list(form.unknowns)
     if len(col_labels) != cols:
         col_labels = [f"column {j + 1}" for j in range(cols)] if cols > 1 else [""]
     if len(row_labels) != rows:

@@ -11,6 +11,7 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, Submission, User, Variant, db
 from quizapp.web import display
+from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
 
 bp = Blueprint("student", __name__)
@@ -128,6 +129,7 @@ def render_exercise(
 
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
     services.check_quiz_visible(exercise.quiz, _user())
