@@ -3,6 +3,7 @@ submit in one transaction, concurrency (attempts cannot be raced), BEGIN IMMEDIA
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -29,14 +30,31 @@ def bank_dir(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture()
-def app(tmp_path: Path, bank_dir: Path):
-    app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def app(request: pytest.FixtureRequest, tmp_path: Path, bank_dir: Path):
+    """The app on SQLite, and on PostgreSQL when ``QUIZAPP_TEST_POSTGRES_URL`` is set (its
+    tables are dropped afterwards)."""
+    config: dict = {"QUIZAPP_EXERCISES": bank_dir}
+    if request.param == "postgres":
+        url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
+        if not url:
+            pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
+        config["SQLALCHEMY_DATABASE_URI"] = url
+    app = make_app(tmp_path, **config)
     with app.app_context():
         report = services.sync_folder(db.session, bank_dir)
         assert report.errors == []
         services.create_user(db.session, "ana", "correct horse")
-    return app
+    yield app
+    if request.param == "postgres":
+        from flask_migrate import downgrade
+
+        from quizapp.web.database import MIGRATIONS_DIR
+
+        with app.app_context():
+            db.session.remove()
+            downgrade(directory=str(MIGRATIONS_DIR), revision="base")
+            db.engine.dispose()
 
 
 def _user():
@@ -160,7 +178,9 @@ def test_submit_stores_submission_and_progress_together(app) -> None:
         assert p.best_reached_at == res.submission.created_at
 
 
-def test_write_transactions_begin_immediate_on_sqlite(app) -> None:
+def test_write_transactions_serialize_the_progress_row(app) -> None:
+    """SQLite: the write transaction starts with BEGIN IMMEDIATE.  PostgreSQL: the progress row
+    is read with SELECT ... FOR UPDATE before the submission is stored."""
     statements: list[str] = []
     with app.app_context():
         engine = db.engine
@@ -173,10 +193,16 @@ def test_write_transactions_begin_immediate_on_sqlite(app) -> None:
             services.submit(db.session, _user(), DECK, "1 1", seed_secret=_secret(app))
         finally:
             event.remove(engine, "before_cursor_execute", spy)
-    assert "BEGIN IMMEDIATE" in statements
     insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
-    begin = max(i for i, s in enumerate(statements[:insert]) if s.startswith("BEGIN"))
-    assert statements[begin] == "BEGIN IMMEDIATE"
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        begin = max(i for i, s in enumerate(statements[:insert]) if s.startswith("BEGIN"))
+        assert statements[begin] == "BEGIN IMMEDIATE"
+    else:
+        begin = max(
+            i
+            for i, s in enumerate(statements[:insert])
+            if "FROM progress" in s and s.rstrip().endswith("FOR UPDATE")
+        )
     assert any(
         s.startswith("UPDATE progress") or s.startswith("INSERT INTO progress")
         for s in statements[begin:]
