@@ -118,10 +118,14 @@ def heatmap_svg(
     finite = arr[np.isfinite(arr)]
     lo = min(0.0, float(finite.min())) if finite.size else 0.0
     hi = max(1.0, float(finite.max())) if finite.size else 1.0
-    cell, left, top = 48, 44, 28
-    width, height = left + m * cell + 4, top + n * cell + 4
     rl = row_labels if row_labels and len(row_labels) == n else [str(i + 1) for i in range(n)]
     cl = col_labels if col_labels and len(col_labels) == m else [str(j + 1) for j in range(m)]
+    # Sizes from the label lengths (about 7 px per character at font-size 12), so labels never
+    # overlap: columns as wide as their longest label, the left margin as the longest row label.
+    cell = max(48, min(140, 7 * max(len(str(c)) for c in cl) + 10))
+    left = max(24, min(200, 7 * max(len(str(r)) for r in rl) + 12))
+    top = 28
+    width, height = left + m * cell + 4, top + n * cell + 4
     parts = [
         f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
