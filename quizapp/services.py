@@ -805,6 +805,9 @@ def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
 def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
     out = verdict.to_dict()
     out["mistake_messages"] = [m.message for m in verdict.mistakes]
+    cell = getattr(verdict, "invalid_cell", None)
+    if cell is not None:
+        out["invalid_cell"] = list(cell)  # 1-based (row, column); row None for a vector entry
     return out
 
 

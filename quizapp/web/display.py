@@ -174,6 +174,7 @@ class GridCell:
     value: str = ""
     given: bool = False
     mark: bool | None = None  # True right, False wrong, None not graded / unknown
+    invalid: bool = False  # the cell an invalid answer's problem is in
 
 
 @dataclass
@@ -200,7 +201,6 @@ class FormView:
     text: str = ""
     choices: list[ChoiceView] = field(default_factory=list)
     shape_text: str = ""
-    grid_values_from_text: bool = False
 
 
 def grid_shape(form: Any) -> tuple[int, int] | None:
@@ -237,9 +237,11 @@ def build_form_view(
     *,
     answer: str | list[list[str]] | None = None,
     cells: Any = None,
+    invalid_cell: Any = None,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
-    marked with ``cells`` (its verdict's boolean grid)."""
+    marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
+    row None for a vector entry) highlights the cell an invalid answer's problem is in."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
@@ -272,6 +274,13 @@ def build_form_view(
         row_labels = [f"row {i + 1}" for i in range(rows)]
     posted = answer if isinstance(answer, list) else None
     marks = _flat_marks(cells, rows, cols)
+    bad: tuple[int, int] | None = None
+    if posted is not None and isinstance(invalid_cell, list | tuple) and len(invalid_cell) == 2:
+        r_, c_ = invalid_cell
+        if r_ is None and isinstance(c_, int):
+            bad = (c_ - 1, 0) if cols == 1 else (0, c_ - 1)
+        elif isinstance(r_, int) and isinstance(c_, int):
+            bad = (r_ - 1, c_ - 1)
     given = form.given if form.type == "partial_matrix" else None
     grid: list[list[GridCell]] = []
     for r in range(rows):
@@ -294,6 +303,7 @@ def build_form_view(
                     value=value,
                     given=g is not None,
                     mark=None if (marks is None or g is not None) else marks[r][c],
+                    invalid=bad == (r, c),
                 )
             )
         grid.append(row_cells)
