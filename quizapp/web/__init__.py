@@ -97,6 +97,13 @@ def _register_template_helpers(app: Flask) -> None:
             return "—"
         return value.strftime("%Y-%m-%d %H:%M UTC")
 
+    @app.context_processor
+    def _helpers() -> dict[str, Any]:
+        def has_endpoint(name: str) -> bool:
+            return name in app.view_functions
+
+        return {"has_endpoint": has_endpoint}
+
     @app.template_filter("pct")
     def _pct(value: float) -> str:
         return f"{round(100 * float(value or 0))}%"
