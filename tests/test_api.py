@@ -324,3 +324,24 @@ def test_rate_limit_429(tmp_path: Path) -> None:
     resp = client.post(url, json={"answer": "z"}, headers=auth(tok))
     assert resp.status_code == 429
     assert "Too many requests" in resp.get_json()["error"]
+
+
+def test_exercise_whose_stored_yaml_no_longer_loads_is_503_not_500(app, client, tok) -> None:
+    from quizapp.models import Exercise
+
+    with app.app_context():
+        version = db.session.get(Exercise, DECK).current_version
+        version.source = version.source.replace("kind: linear_system", "kind: removed_kind")
+        db.session.commit()
+    resp = client.get(f"/api/v1/exercises/{DECK}/variant", headers=auth(tok))
+    assert resp.status_code == 503 and "cannot be shown" in resp.get_json()["error"]
+    resp = client.post(
+        f"/api/v1/exercises/{DECK}/submissions", json={"answer": "2 5"}, headers=auth(tok)
+    )
+    assert resp.status_code == 503
+    from test_web_support import login
+
+    web = app.test_client()
+    login(web, "ana")
+    page = web.get(f"/exercises/{DECK}")
+    assert page.status_code == 503 and "cannot be shown" in page.get_data(as_text=True)
