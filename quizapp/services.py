@@ -991,6 +991,51 @@ def submit(
     )
 
 
+def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
+    """Rebuild the (user, exercise) progress row from its submissions; flush, do not commit.
+
+    For regrades and integrity checks: the result equals what :func:`submit` maintains
+    incrementally (best score/points over graded attempts of variant 1, ``best_reached_at`` = the
+    first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first correct,
+    ``submissions_count`` and ``last_activity`` over all rows).  Points use the exercise's current
+    ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
+    """
+    exercise = session.get(Exercise, exercise_id)
+    if exercise is None:
+        raise NotFound("There is no such exercise.")
+    rows = session.execute(
+        select(Submission, Variant.variant_number)
+        .join(Variant, Submission.variant_id == Variant.id)
+        .where(Submission.user_id == user_id, Submission.exercise_id == exercise_id)
+        .order_by(Submission.id)
+    ).all()
+    progress = session.scalar(
+        select(Progress).where(Progress.user_id == user_id, Progress.exercise_id == exercise_id)
+    )
+    if not rows and progress is None:
+        return None
+    if progress is None:
+        progress = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
+        session.add(progress)
+    graded = [sub for sub, number in rows if sub.used_attempt and number == 1]
+    best = max((sub.score for sub in graded), default=0.0)
+    progress.best_score = best
+    progress.best_points = round(best * float(exercise.points), 6)
+    progress.attempts_used = len(graded)
+    progress.best_reached_at = next((sub.created_at for sub in graded if sub.score == best), None)
+    progress.solved_at = next((sub.created_at for sub in graded if sub.status == "correct"), None)
+    progress.submissions_count = len(rows)
+    progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)
+    top = session.scalar(
+        select(func.max(Variant.variant_number)).where(
+            Variant.user_id == user_id, Variant.exercise_id == exercise_id
+        )
+    )
+    progress.current_variant = max(int(top or 1), 1)
+    session.flush()
+    return progress
+
+
 def variant_submissions(session: Session, variant: Variant) -> list[Submission]:
     """The submissions of ``variant``, oldest first."""
     return list(

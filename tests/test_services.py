@@ -305,3 +305,39 @@ def test_expected_is_graded_correct_for_many_students(app) -> None:
                 db.session, user, TWO, f"{x[0]:.6f}, {x[1]:.6f}", seed_secret=_secret(app)
             )
             assert res.verdict["status"] == "correct", res.verdict
+
+
+def test_recompute_progress_equals_the_incremental_row(app) -> None:
+    """The progress row submit() maintains equals the one rebuilt from the submissions."""
+    fields = (
+        "best_score",
+        "best_points",
+        "attempts_used",
+        "solved_at",
+        "best_reached_at",
+        "submissions_count",
+        "last_activity",
+        "current_variant",
+    )
+    with app.app_context():
+        user = _user()
+        ex = db.session.get(Exercise, TWO)
+        v = services.generate_variant(
+            services.get_or_create_variant(db.session, user, ex, _secret(app))
+        )
+        x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))
+        for answer in ("abc", "0 0", "0 0", f"{x[0]} 0", f"{x[0]} {x[1]}"):
+            services.submit(db.session, user, TWO, answer, seed_secret=_secret(app))
+        services.new_practice_variant(db.session, user, ex, _secret(app))
+        services.submit(db.session, user, TWO, "1 1", seed_secret=_secret(app))
+        p = db.session.query(Progress).filter_by(exercise_id=TWO).one()
+        before = {f: getattr(p, f) for f in fields}
+        assert before["attempts_used"] == 3 and before["submissions_count"] == 6
+        assert before["best_score"] == 1.0 and before["current_variant"] == 2
+        for f in fields:
+            setattr(p, f, None if f.endswith("_at") or f == "last_activity" else 0)
+        db.session.commit()
+        services.recompute_progress(db.session, user.id, TWO)
+        db.session.commit()
+        p = db.session.query(Progress).filter_by(exercise_id=TWO).one()
+        assert {f: getattr(p, f) for f in fields} == before
