@@ -592,20 +592,26 @@ def get_or_create_variant(
     exercise: Exercise,
     seed_secret: str | bytes,
     variant_number: int | None = None,
+    *,
+    refresh_version: bool = True,
 ) -> Variant:
     """The student's variant ``variant_number`` (default: their current one) of ``exercise``.
 
     Created on first use with ``seed = derive_seed(seed_secret, user.id, exercise.id, number)``
-    and the exercise's current version, then committed.  A variant with no submissions yet whose
-    exercise has since changed moves to the current version (same seed): nothing was graded
-    against the old one.  Raises ``NotFound`` if the exercise has no synced version.
+    and the exercise's current version, then committed.  With ``refresh_version`` (page views), a
+    variant with no submissions yet whose exercise has since changed moves to the current version
+    (same seed): nothing was graded against the old one.  ``submit`` passes False, so an answer is
+    graded against the numbers the student was shown.  Raises ``NotFound`` if the exercise has no
+    synced version.
     """
     if variant_number is None:
         progress = get_progress(session, user, exercise)
         variant_number = progress.current_variant if progress else 1
     row = _find_variant(session, user.id, exercise.id, variant_number)
     current = exercise.current_version
-    if row is not None and (current is None or row.version_id == current.id or row.submissions):
+    if row is not None and (
+        not refresh_version or current is None or row.version_id == current.id or row.submissions
+    ):
         return row
     exercise_id, user_id = exercise.id, user.id
     begin_write(session)
@@ -614,8 +620,9 @@ def get_or_create_variant(
     assert exercise is not None and user is not None
     row = _create_variant(session, user, exercise, variant_number, seed_secret)
     current = exercise.current_version
-    if current is not None and row.version_id != current.id and not row.submissions:
-        row.version_id = current.id
+    if refresh_version and current is not None and row.version_id != current.id:
+        if not row.submissions:
+            row.version_id = current.id
     session.commit()
     return row
 
@@ -873,8 +880,8 @@ def submit(
                 f"The quiz '{exercise.quiz.title}' closed on "
                 f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
             )
-    # Make sure the variant exists (and its version is current) before grading.
-    variant = get_or_create_variant(session, user, exercise, seed_secret)
+    # The variant the student was shown (created if this is the first contact, e.g. the API).
+    variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
     bank_variant = generate_variant(variant)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()

@@ -341,3 +341,20 @@ def test_recompute_progress_equals_the_incremental_row(app) -> None:
         db.session.commit()
         p = db.session.query(Progress).filter_by(exercise_id=TWO).one()
         assert {f: getattr(p, f) for f in fields} == before
+
+
+def test_submit_grades_against_the_version_shown_even_after_a_sync(app, bank_dir) -> None:
+    path = bank_dir / "01-linear-systems" / "06-two-by-two.yaml"
+    with app.app_context():
+        ex = db.session.get(Exercise, TWO)
+        shown = services.get_or_create_variant(db.session, _user(), ex, _secret(app))
+        old_version = shown.version_id
+    path.write_text(path.read_text().replace("Solve the system", "Solve this system"))
+    with app.app_context():
+        services.sync_folder(db.session, bank_dir)
+        res = services.submit(db.session, _user(), TWO, "0 0", seed_secret=_secret(app))
+        assert res.submission.version_id == old_version
+        # A page view now keeps it there too: it has a submission.
+        ex = db.session.get(Exercise, TWO)
+        again = services.get_or_create_variant(db.session, _user(), ex, _secret(app))
+        assert again.version_id == old_version != ex.current_version.id
