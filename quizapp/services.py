@@ -371,7 +371,13 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         for i, ex_id in enumerate(quiz.exercise_ids):
             positions[ex_id] = i
 
+    known_quizzes = set(bank.quizzes) | set(existing_quizzes)
     for ex in bank.exercises.values():
+        if ex.quiz_id not in known_quizzes:
+            report.errors.append(
+                f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
+            )
+            continue
         spec = ex.spec
         row = existing.get(ex.id)
         title = str(getattr(spec, "title", ex.id))

@@ -358,3 +358,16 @@ def test_submit_grades_against_the_version_shown_even_after_a_sync(app, bank_dir
         ex = db.session.get(Exercise, TWO)
         again = services.get_or_create_variant(db.session, _user(), ex, _secret(app))
         assert again.version_id == old_version != ex.current_version.id
+
+
+def test_new_quiz_with_a_broken_quiz_yaml_is_reported_not_a_crash(app, bank_dir) -> None:
+    new = bank_dir / "99-new"
+    new.mkdir()
+    shutil.copy(bank_dir / "01-linear-systems" / "06-two-by-two.yaml", new / "one.yaml")
+    (new / "quiz.yaml").write_text("title: [broken\n")
+    with app.app_context():
+        report = services.sync_folder(db.session, bank_dir)
+        assert any("quiz.yaml" in e for e in report.errors)
+        assert db.session.get(Exercise, "99-new/one") is None
+        assert db.session.get(Quiz, "99-new") is None
+        assert db.session.query(Exercise).filter_by(archived=True).count() == 0
