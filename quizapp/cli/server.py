@@ -1,0 +1,182 @@
+"""Server commands: ``serve``, ``sync``, ``create-user``, ``db upgrade``.
+
+Each builds the app with ``create_app()`` (configured from the environment, see
+``quizapp.config``), so they act on the same database and instance folder as the server.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from quizapp.cli._group import main
+
+
+def _app() -> Any:
+    from quizapp.web import create_app
+
+    return create_app()
+
+
+def _upgrade(app: Any) -> None:
+    from quizapp.web.database import upgrade_database
+
+    upgrade_database(app)
+
+
+def _sync(app: Any, path: Path | None) -> Any:
+    from quizapp import services
+    from quizapp.models import db
+
+    root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
+    with app.app_context():
+        report = services.sync_folder(db.session, root)
+    click.echo(f"Synced {root}: {report.summary()}")
+    for err in report.errors:
+        click.echo(f"  error: {err}", err=True)
+    return report
+
+
+class _GunicornApp:
+    """Serve a WSGI app with gunicorn's ``BaseApplication`` API (no command-line parsing)."""
+
+    def __new__(cls, app: Any, options: dict[str, Any]) -> Any:
+        from gunicorn.app.base import BaseApplication
+
+        class Application(BaseApplication):  # type: ignore[misc]
+            def load_config(self) -> None:
+                for key, value in options.items():
+                    if key in self.cfg.settings and value is not None:
+                        self.cfg.set(key.lower(), value)
+
+            def load(self) -> Any:
+                return app
+
+        return Application()
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="gunicorn worker processes.",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Threads per worker (gthread workers).",
+)
+@click.option(
+    "--timeout",
+    default=30,
+    show_default=True,
+    type=click.IntRange(1, 3600),
+    help="Seconds before a stuck request's worker is restarted.",
+)
+@click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
+@click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
+def serve(
+    host: str, port: int, workers: int, threads: int, timeout: int, dev: bool, no_sync: bool
+) -> None:
+    """Upgrade the database, sync the exercises, and serve the app (gunicorn).
+
+    Then open http://HOST:PORT/ and register, or create an instructor with
+    ``quizapp create-user NAME --role instructor``.
+    """
+    from quizapp.models import db
+
+    app = _app()
+    _upgrade(app)
+    if not no_sync:
+        _sync(app, None)
+    with app.app_context():
+        db.engine.dispose()  # no pooled connection may cross the fork into the workers
+    click.echo(f"quizapp is serving on http://{host}:{port}/ (Ctrl+C to stop)")
+    if dev:
+        app.run(host=host, port=port, debug=False, use_reloader=False)
+        return
+    options = {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "timeout": timeout,
+        "graceful_timeout": 20,
+        "keepalive": 5,
+        "accesslog": "-",
+        "errorlog": "-",
+        "limit_request_line": 8190,
+        "forwarded_allow_ips": "127.0.0.1",
+    }
+    _GunicornApp(app, options).run()
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+def sync(path: Path | None) -> None:
+    """Sync the exercise bank (default: the exercises folder) into the database.
+
+    New exercises are added, changed ones get a new version, removed ones are archived.  A file
+    with errors keeps its previous version live; errors are printed and the exit status is 1.
+    """
+    app = _app()
+    _upgrade(app)
+    report = _sync(app, path)
+    if report.errors:
+        sys.exit(1)
+
+
+@main.command("create-user")
+@click.argument("name")
+@click.option(
+    "--role", type=click.Choice(["student", "instructor"]), default="student", show_default=True
+)
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@click.option("--display-name", default="", help="Name shown to instructors.")
+@click.option("--email", default=None)
+def create_user(
+    name: str, role: str, password_stdin: bool, display_name: str, email: str | None
+) -> None:
+    """Create a user NAME (prompts for the password unless --password-stdin)."""
+    from quizapp import services
+    from quizapp.models import db
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    app = _app()
+    _upgrade(app)
+    with app.app_context():
+        try:
+            user = services.create_user(
+                db.session, name, password, role=role, display_name=display_name, email=email
+            )
+        except services.ServiceError as err:
+            raise click.ClickException(err.message) from None
+        click.echo(f"Created {user.role} {user.username!r} (id {user.id}).")
+
+
+@main.group()
+def db() -> None:
+    """Database maintenance."""
+
+
+@db.command()
+@click.option("--revision", default="head", show_default=True)
+def upgrade(revision: str) -> None:
+    """Upgrade the database schema to REVISION with the Alembic migrations."""
+    from quizapp.web.database import upgrade_database
+
+    app = _app()
+    upgrade_database(app, revision)
+    click.echo(f"Database at {app.config['SQLALCHEMY_DATABASE_URI'].split('@')[-1]} is up to date.")

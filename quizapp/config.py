@@ -1,0 +1,168 @@
+"""Application configuration: environment variables, the instance folder, generated secrets.
+
+Every setting has one source of truth, in this order: the ``config`` mapping given to
+``create_app`` (tests), then the environment, then a default.  Secrets are never hard-coded: when
+``QUIZAPP_SECRET_KEY`` / ``QUIZAPP_SEED_SECRET`` are not set, a random one is generated once into
+the instance folder (file mode 0600) and reused on every later start, so sessions and students'
+variants survive restarts.  Several hosts behind a load balancer must share them: set both
+variables (or share the instance folder).
+
+Environment variables:
+
+- ``DATABASE_URL``: SQLAlchemy URL; default ``sqlite:///<instance>/quizapp.sqlite``.  For
+  PostgreSQL use ``postgresql+psycopg://user:password@host/dbname`` (``postgres://`` and
+  ``postgresql://`` are rewritten to the psycopg 3 driver).
+- ``QUIZAPP_SECRET_KEY``: Flask's session-signing key.
+- ``QUIZAPP_SEED_SECRET``: the key ``derive_seed`` uses to derive each student's variant seed.
+- ``QUIZAPP_EXERCISES``: the exercise bank folder; default ``./exercises`` when it exists, else the
+  ``exercises/`` folder of the source checkout the package was installed from.
+- ``QUIZAPP_JOIN_CODE``: when set, registering requires this course join code.
+- ``QUIZAPP_REGISTRATION``: ``0`` disables self-registration (default ``1``).
+- ``QUIZAPP_HTTPS``: ``1`` marks cookies ``Secure`` (set it when served over HTTPS).
+- ``QUIZAPP_INSTANCE``: the instance folder; default ``./instance``.
+- ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
+- ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
+  30/min per user, token or address); ``QUIZAPP_RATELIMIT=0`` disables them;
+  ``QUIZAPP_RATELIMIT_STORAGE`` shares counts between workers (e.g. ``redis://host``).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: Largest request body accepted (bytes).  A 64 x 64 grid of 30-character cells is ~125 KB of form
+#: data, far beyond any exercise; anything larger is answered with 413.
+DEFAULT_MAX_CONTENT_LENGTH = 256 * 1024
+
+#: SQLite busy timeout (milliseconds): how long a writer waits for the write lock before failing.
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _truthy(value: str | None, default: bool = False) -> bool:
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def default_instance_path() -> Path:
+    """``$QUIZAPP_INSTANCE`` or ``./instance`` (absolute)."""
+    return Path(os.environ.get("QUIZAPP_INSTANCE") or "instance").resolve()
+
+
+def default_exercises_path() -> Path:
+    """``$QUIZAPP_EXERCISES``, else ``./exercises`` if it exists, else the checkout's ``exercises/``.
+
+    The fallback makes ``pip install -e . && quizapp serve`` work from any directory of a fresh
+    clone.  When neither exists, ``./exercises`` is returned (syncing it reports the missing folder).
+    """
+    env = os.environ.get("QUIZAPP_EXERCISES")
+    if env:
+        return Path(env).resolve()
+    here = Path("exercises").resolve()
+    if here.is_dir():
+        return here
+    bundled = _PACKAGE_ROOT / "exercises"
+    if bundled.is_dir():
+        return bundled
+    return here
+
+
+def normalize_database_url(url: str) -> str:
+    """Rewrite ``postgres://`` / ``postgresql://`` URLs to SQLAlchemy's psycopg 3 driver name."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def read_or_create_secret(path: Path, nbytes: int = 32) -> str:
+    """The secret stored in ``path``; create it (random, hex, mode 0600) if the file is absent.
+
+    Creation uses ``O_EXCL`` so that several processes starting at once agree on one secret.
+    Raises ``OSError`` if the folder cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        value = path.read_text(encoding="ascii").strip()
+        if value:
+            return value
+        # An empty file is left by a crash between create and write: replace it.
+        value = secrets.token_hex(nbytes)
+        path.write_text(value + "\n", encoding="ascii")
+        return value
+    value = secrets.token_hex(nbytes)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(value + "\n")
+    return value
+
+
+def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The Flask configuration for an app whose instance folder is ``instance_path``.
+
+    ``overrides`` (the ``config`` given to ``create_app``) wins over the environment.  Secrets
+    missing from both are read from (or generated into) ``instance_path``.
+    """
+    over = dict(overrides or {})
+    env = os.environ
+    cfg: dict[str, Any] = {}
+
+    url = over.get("SQLALCHEMY_DATABASE_URI") or over.get("DATABASE_URL") or env.get("DATABASE_URL")
+    if not url:
+        url = f"sqlite:///{instance_path / 'quizapp.sqlite'}"
+    cfg["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(str(url))
+    cfg["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
+
+    secret = over.get("SECRET_KEY") or env.get("QUIZAPP_SECRET_KEY")
+    if not secret:
+        secret = read_or_create_secret(instance_path / "secret_key")
+    cfg["SECRET_KEY"] = secret
+
+    seed_secret = over.get("QUIZAPP_SEED_SECRET") or env.get("QUIZAPP_SEED_SECRET")
+    if not seed_secret:
+        seed_secret = read_or_create_secret(instance_path / "seed_secret")
+    cfg["QUIZAPP_SEED_SECRET"] = seed_secret
+
+    exercises = over.get("QUIZAPP_EXERCISES")
+    cfg["QUIZAPP_EXERCISES"] = Path(exercises).resolve() if exercises else default_exercises_path()
+    cfg["QUIZAPP_JOIN_CODE"] = over.get("QUIZAPP_JOIN_CODE", env.get("QUIZAPP_JOIN_CODE") or None)
+    cfg["QUIZAPP_REGISTRATION"] = over.get(
+        "QUIZAPP_REGISTRATION", _truthy(env.get("QUIZAPP_REGISTRATION"), default=True)
+    )
+    https = over.get("QUIZAPP_HTTPS", _truthy(env.get("QUIZAPP_HTTPS")))
+    cfg["QUIZAPP_HTTPS"] = bool(https)
+
+    max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
+    cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
+    # Form parsing limits (Werkzeug).
+    cfg["MAX_FORM_MEMORY_SIZE"] = cfg["MAX_CONTENT_LENGTH"]
+    cfg["MAX_FORM_PARTS"] = 5000  # a 64 x 64 grid (services.MAX_GRID) fits
+
+    cfg["SESSION_COOKIE_HTTPONLY"] = True
+    cfg["SESSION_COOKIE_SAMESITE"] = "Lax"
+    cfg["SESSION_COOKIE_SECURE"] = bool(https)
+    cfg["REMEMBER_COOKIE_HTTPONLY"] = True
+    cfg["REMEMBER_COOKIE_SAMESITE"] = "Lax"
+    cfg["REMEMBER_COOKIE_SECURE"] = bool(https)
+    cfg["WTF_CSRF_TIME_LIMIT"] = None  # tokens live as long as the session (forms left open)
+    cfg["WTF_CSRF_SSL_STRICT"] = bool(https)
+
+    # Rate limits (Flask-Limiter syntax); answered with 429 and a message.
+    cfg["RATELIMIT_STORAGE_URI"] = env.get("QUIZAPP_RATELIMIT_STORAGE", "memory://")
+    cfg["RATELIMIT_ENABLED"] = _truthy(env.get("QUIZAPP_RATELIMIT"), default=True)
+    cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
+    cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
+    cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
+
+    for key, value in over.items():
+        if value is None or key in {"DATABASE_URL", "SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"}:
+            continue
+        cfg[key] = value
+    return cfg

@@ -1,0 +1,1182 @@
+"""Use cases of the app: sync the bank, open a variant, submit an answer, summarize progress.
+
+Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (no request, no
+``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
+
+Transactions: functions that write end the caller's open (read) transaction and run their writes
+in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
+lock is taken up front, so concurrent writers queue on the busy timeout instead of failing with
+"database is locked") and on PostgreSQL locks the student's progress row with
+``SELECT ... FOR UPDATE``.  Either way, concurrent submits of one (user, exercise) are serialized
+and cannot use more than the allowed attempts.  They commit before returning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, scoped_session
+
+from quizapp.models import (
+    USERNAME_MAX,
+    ApiToken,
+    Exercise,
+    ExerciseVersion,
+    Progress,
+    Quiz,
+    Submission,
+    User,
+    Variant,
+    username_key,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from quizapp.bank import Bank
+    from quizapp.bank import Exercise as BankExercise
+    from quizapp.bank import Variant as BankVariant
+    from quizapp.grading import Verdict
+
+log = logging.getLogger(__name__)
+
+#: Execution option that makes the SQLite ``begin`` listener emit ``BEGIN IMMEDIATE``.
+WRITE_OPTION = "quizapp_write"
+
+#: Limits on one answer (beyond them the answer is refused, not stored): characters of a text
+#: answer, rows/columns of a grid, characters of one cell.
+MAX_ANSWER_CHARS = 20_000
+MAX_GRID = 64
+MAX_CELL_CHARS = 200
+
+EXERCISE_ID_RE = re.compile(r"^[a-z0-9_-]+/[a-z0-9_-]+$")
+USERNAME_RE = re.compile(r"^[\w.@+-]+$")
+PASSWORD_MIN = 8
+PASSWORD_MAX = 1024
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class ServiceError(Exception):
+    """A request the service refuses.  ``status`` is the matching HTTP status code."""
+
+    status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(ServiceError):
+    """Malformed input (wrong type, too large, invalid username/password)."""
+
+    status = 400
+
+
+class NotFound(ServiceError):
+    """Unknown or archived exercise/quiz."""
+
+    status = 404
+
+
+class Forbidden(ServiceError):
+    """The quiz is not open (before ``opens`` or after ``closes``)."""
+
+    status = 403
+
+
+class Unavailable(ServiceError):
+    """The exercise's stored YAML no longer generates (e.g. its kind was removed from the code)."""
+
+    status = 503
+
+
+class Conflict(ServiceError):
+    """The state forbids it: no attempts left, variant finished, username taken, no practice."""
+
+    status = 409
+
+
+# --------------------------------------------------------------------------------------------
+# Transactions
+
+
+def begin_write(session: Session) -> None:
+    """End the session's current transaction (committing it) and begin a write transaction.
+
+    On SQLite the new transaction starts with ``BEGIN IMMEDIATE`` (see
+    ``quizapp.web.database``), taking the database's write lock at once; other dialects begin
+    normally (rows are locked with ``FOR UPDATE`` where it matters).
+    """
+    real = session() if isinstance(session, scoped_session) else session
+    if real.in_transaction():
+        real.commit()
+    real.connection(execution_options={WRITE_OPTION: True})
+
+
+# --------------------------------------------------------------------------------------------
+# Users and tokens
+
+
+def validate_username(username: str) -> str:
+    """The username stripped and NFC-normalized.
+
+    Raises ``BadRequest`` unless it is 1-64 characters that are (after NFKC normalization) letters,
+    digits or ``. @ + - _``.
+    """
+    if not isinstance(username, str):
+        raise BadRequest("The username must be text.")
+    name = unicodedata.normalize("NFC", username.strip())
+    if not name:
+        raise BadRequest("Choose a username.")
+    if len(name) > USERNAME_MAX:
+        raise BadRequest(f"The username is too long (at most {USERNAME_MAX} characters).")
+    folded = unicodedata.normalize("NFKC", name)
+    if not USERNAME_RE.fullmatch(folded) or not folded.isprintable():
+        raise BadRequest("A username may contain only letters, digits and . @ + - _ characters.")
+    return name
+
+
+def find_user(session: Session, username: str) -> User | None:
+    """The user whose username matches ``username`` case- and normalization-insensitively."""
+    if not isinstance(username, str) or len(username) > 4 * USERNAME_MAX:
+        return None
+    return session.scalar(select(User).where(User.username_key == username_key(username.strip())))
+
+
+def create_user(
+    session: Session,
+    username: str,
+    password: str,
+    *,
+    role: str = "student",
+    display_name: str = "",
+    email: str | None = None,
+) -> User:
+    """Create and commit a user.
+
+    Raises ``BadRequest`` for an invalid username, role or a password shorter than 8 characters,
+    and ``Conflict`` when the username is taken (compared after NFKC normalization and case
+    folding, see ``quizapp.models.username_key``).
+    """
+    name = validate_username(username)
+    if role not in ("student", "instructor"):
+        raise BadRequest("The role must be 'student' or 'instructor'.")
+    if not isinstance(password, str) or len(password) < PASSWORD_MIN:
+        raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
+    if len(password) > PASSWORD_MAX:
+        raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
+    display_name = (display_name or "").strip()[:120]
+    email = (email or "").strip()[:254] or None
+    begin_write(session)
+    key = username_key(name)
+    if session.scalar(select(User.id).where(User.username_key == key)) is not None:
+        session.rollback()
+        raise Conflict("That username is taken.")
+    user = User(username=name, username_key=key, role=role, display_name=display_name, email=email)
+    user.set_password(password)
+    session.add(user)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict("That username is taken.") from None
+    return user
+
+
+def authenticate(session: Session, username: str, password: str) -> User | None:
+    """The active user with these credentials, or None.  Never raises for bad input."""
+    if not isinstance(password, str) or len(password) > PASSWORD_MAX:
+        return None
+    user = find_user(session, username)
+    if user is None or not user.active:
+        # Spend the same time as a real check, so response time does not reveal usernames.
+        User(password_hash=_DUMMY_HASH).check_password(password)
+        return None
+    return user if user.check_password(password) else None
+
+
+_DUMMY_HASH = (
+    "scrypt:32768:8:1$0000000000000000$"
+    "7d0d9e2a6b5b0c2f5d5d7f1e6f7f2c9b8f1b0a0e3c1d5e7f9a1b3c5d7e9f1a3b"
+    "5d7f9a1b3c5d7e9f1a3b5d7f9a1b3c5d7e9f1a3b5d7f9a1b3c5d7e9f1a3b5d7f"
+)
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex digest of an API token (what the database stores)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def create_api_token(session: Session, user: User, name: str = "") -> str:
+    """Create a token for ``user``, commit, and return it (the only time it is visible)."""
+    import secrets
+
+    token = "qz_" + secrets.token_urlsafe(32)
+    begin_write(session)
+    session.add(ApiToken(user_id=user.id, token_hash=hash_token(token), name=name[:120]))
+    session.commit()
+    return token
+
+
+def user_for_token(session: Session, token: str) -> User | None:
+    """The active user owning the unrevoked ``token`` (and record its use), or None."""
+    if not isinstance(token, str) or not token or len(token) > 200:
+        return None
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    if row is None or row.revoked_at is not None or not row.user.active:
+        return None
+    now = utcnow()
+    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
+        # Throttled: at most one write per token per minute.
+        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+        session.commit()
+    return session.get(User, row.user_id)
+
+
+def revoke_api_token(session: Session, token: str) -> bool:
+    """Revoke ``token``; True if it existed and was live."""
+    begin_write(session)
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    if row is None or row.revoked_at is not None:
+        session.rollback()
+        return False
+    row.revoked_at = utcnow()
+    session.commit()
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Bank sync
+
+
+@dataclass
+class SyncReport:
+    """What ``sync_bank`` did.  ``errors`` are ``"file:line:column: message"`` strings."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    kept_previous: list[str] = field(default_factory=list)
+    quizzes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line: counts of each outcome."""
+        return (
+            f"{len(self.quizzes)} quizzes, {len(self.added)} exercises added, "
+            f"{len(self.updated)} updated, {len(self.unchanged)} unchanged, "
+            f"{len(self.archived)} archived, {len(self.restored)} restored, "
+            f"{len(self.errors)} errors"
+            + (
+                f" ({len(self.kept_previous)} kept their previous version)"
+                if self.kept_previous
+                else ""
+            )
+        )
+
+
+def _error_target(root: Path, error_file: Any) -> tuple[str | None, str | None]:
+    """(quiz id, exercise id) a bank error's file belongs to, as far as the path tells."""
+    if not error_file:
+        return None, None
+    try:
+        rel = Path(str(error_file)).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        rel = Path(str(error_file))
+    parts = rel.parts
+    if len(parts) >= 2:
+        quiz_id = parts[-2]
+        stem = Path(parts[-1]).stem
+        if stem == "quiz":
+            return quiz_id, None
+        return quiz_id, f"{quiz_id}/{stem}"
+    if len(parts) == 1:
+        return parts[0], None
+    return None, None
+
+
+def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncReport:
+    """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
+
+    - A new exercise is added with its first ``ExerciseVersion``; an exercise whose YAML changed
+      (different content hash) gets a new version, which new variants use; variants already
+      started keep the version they were generated from (and their submissions stay tied to it).
+    - An exercise or quiz missing from the bank is archived (hidden), never deleted; it is restored
+      if it comes back.
+    - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
+      stored on the exercise (``sync_error``) and reported.
+    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``.
+    """
+    report = SyncReport()
+    root = root or Path(".")
+    begin_write(session)
+    now = utcnow()
+
+    errored_quizzes: set[str] = set()
+    errored_exercises: dict[str, str] = {}
+    for err in bank.errors:
+        text = str(err)
+        report.errors.append(text)
+        quiz_id, exercise_id = _error_target(root, getattr(err, "file", None))
+        if exercise_id:
+            errored_exercises.setdefault(exercise_id, text)
+        elif quiz_id:
+            errored_quizzes.add(quiz_id)
+
+    existing_quizzes = {q.id: q for q in session.scalars(select(Quiz))}
+    for quiz in bank.quizzes.values():
+        row = existing_quizzes.get(quiz.id)
+        if row is None:
+            row = Quiz(id=quiz.id, created_at=now)
+            session.add(row)
+        if row.archived:
+            row.archived = False
+        row.title = quiz.title
+        row.description = quiz.description or ""
+        row.position = int(quiz.order or 0)
+        row.opens_at = quiz.opens
+        row.closes_at = quiz.closes
+        if row.content_hash != quiz.content_hash:
+            row.content_hash = quiz.content_hash
+            row.updated_at = now
+        report.quizzes.append(quiz.id)
+    session.flush()
+
+    existing = {e.id: e for e in session.scalars(select(Exercise))}
+    versions = {
+        (v.exercise_id, v.content_hash): v for v in session.scalars(select(ExerciseVersion))
+    }
+    positions: dict[str, int] = {}
+    for quiz in bank.quizzes.values():
+        for i, ex_id in enumerate(quiz.exercise_ids):
+            positions[ex_id] = i
+
+    known_quizzes = set(bank.quizzes) | set(existing_quizzes)
+    for ex in bank.exercises.values():
+        if ex.quiz_id not in known_quizzes:
+            report.errors.append(
+                f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
+            )
+            continue
+        spec = ex.spec
+        row = existing.get(ex.id)
+        title = str(getattr(spec, "title", ex.id))
+        points = float(getattr(spec, "points", 10))
+        attempts = int(getattr(spec, "attempts", 3))
+        if row is None:
+            row = Exercise(id=ex.id, quiz_id=ex.quiz_id, created_at=now)
+            session.add(row)
+            report.added.append(ex.id)
+        elif row.current_hash != ex.content_hash:
+            report.updated.append(ex.id)
+        elif row.archived:
+            report.restored.append(ex.id)
+        else:
+            report.unchanged.append(ex.id)
+        if row.archived and ex.id not in report.restored:
+            report.restored.append(ex.id)
+        old_points = row.points
+        row.quiz_id = ex.quiz_id
+        row.title = title
+        row.kind = str(getattr(spec, "kind", ""))
+        row.points = points
+        row.attempts = attempts
+        row.practice = bool(getattr(spec, "practice", True))
+        row.concepts = [str(c) for c in (getattr(spec, "concepts", None) or [])]
+        row.position = positions.get(ex.id, row.position or 0)
+        row.archived = False
+        row.sync_error = None
+        if (ex.id, ex.content_hash) not in versions:
+            version = ExerciseVersion(
+                exercise_id=ex.id,
+                content_hash=ex.content_hash,
+                source=ex.source,
+                title=title,
+                points=points,
+                attempts=attempts,
+                created_at=now,
+            )
+            session.add(version)
+            versions[(ex.id, ex.content_hash)] = version
+        if row.current_hash != ex.content_hash:
+            row.current_hash = ex.content_hash
+            row.updated_at = now
+        session.flush()
+        if old_points is not None and old_points != points:
+            session.execute(
+                update(Progress)
+                .where(Progress.exercise_id == ex.id)
+                .values(best_points=Progress.best_score * points)
+            )
+
+    for ex_id, row in existing.items():
+        if ex_id in bank.exercises:
+            continue
+        if ex_id in errored_exercises:
+            row.sync_error = errored_exercises[ex_id]
+            report.kept_previous.append(ex_id)
+            continue
+        if row.quiz_id in errored_quizzes:
+            report.kept_previous.append(ex_id)
+            continue
+        if not row.archived:
+            row.archived = True
+            row.updated_at = now
+            report.archived.append(ex_id)
+
+    for quiz_id, qrow in existing_quizzes.items():
+        if quiz_id in bank.quizzes or quiz_id in errored_quizzes:
+            continue
+        live_children = any(e.quiz_id == quiz_id and not e.archived for e in existing.values())
+        if not qrow.archived and not live_children:
+            qrow.archived = True
+            qrow.updated_at = now
+    session.commit()
+    return report
+
+
+def sync_folder(session: Session, root: Path) -> SyncReport:
+    """``load_bank(root)`` then :func:`sync_bank`.  A missing folder archives nothing."""
+    from quizapp.bank import load_bank
+
+    root = Path(root)
+    if not root.is_dir():
+        report = SyncReport()
+        report.errors.append(f"{root}: the exercises folder does not exist")
+        return report
+    return sync_bank(session, load_bank(root), root)
+
+
+# --------------------------------------------------------------------------------------------
+# Variants
+
+
+@lru_cache(maxsize=512)
+def _load_source(exercise_id: str, content_hash: str, source: str) -> BankExercise:
+    from quizapp.bank import load_exercise_source
+
+    return load_exercise_source(exercise_id, source)
+
+
+@lru_cache(maxsize=4096)
+def _generate(exercise_id: str, content_hash: str, source: str, seed: int) -> BankVariant:
+    return _load_source(exercise_id, content_hash, source).generate(seed)
+
+
+def generate_variant(variant: Variant) -> BankVariant:
+    """The bank's concrete variant (prompt, expected answer, form, solution) of a stored variant.
+
+    Pure function of (exercise version's YAML, seed); cached.  Raises ``Unavailable`` (logged)
+    if the stored YAML no longer loads or generate fails (e.g. a kind was removed from the code).
+    """
+    version = variant.version
+    try:
+        return _generate(
+            variant.exercise_id, version.content_hash, version.source, int(variant.seed)
+        )
+    except Exception as exc:
+        log.exception("cannot generate %s seed %s", variant.exercise_id, variant.seed)
+        raise Unavailable(
+            f"This exercise cannot be shown right now ({exc}); please tell your instructor."
+        ) from exc
+
+
+def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
+    """The variant of ``exercise``'s current version for ``seed`` (instructor preview)."""
+    version = exercise.current_version
+    if version is None:
+        raise NotFound(f"Exercise {exercise.id} has no synced version.")
+    return _generate(exercise.id, version.content_hash, version.source, int(seed))
+
+
+def get_exercise(session: Session, exercise_id: str, *, include_archived: bool = False) -> Exercise:
+    """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
+    if not isinstance(exercise_id, str) or not EXERCISE_ID_RE.fullmatch(exercise_id):
+        raise NotFound("There is no such exercise.")
+    exercise = session.get(Exercise, exercise_id)
+    if exercise is None or (exercise.archived and not include_archived):
+        raise NotFound("There is no such exercise.")
+    if not include_archived and exercise.quiz.archived:
+        raise NotFound("There is no such exercise.")
+    return exercise
+
+
+def check_quiz_visible(quiz: Quiz, user: User, now: datetime | None = None) -> None:
+    """Raise ``Forbidden`` if ``quiz`` has not opened yet (instructors always see it)."""
+    now = now or utcnow()
+    if user.is_instructor:
+        return
+    if quiz.opens_at is not None and now < quiz.opens_at:
+        raise Forbidden(f"The quiz '{quiz.title}' opens on {quiz.opens_at:%Y-%m-%d %H:%M} UTC.")
+
+
+def get_progress(session: Session, user: User, exercise: Exercise) -> Progress | None:
+    """The (user, exercise) progress row, or None when the student never started it."""
+    return session.scalar(
+        select(Progress).where(Progress.user_id == user.id, Progress.exercise_id == exercise.id)
+    )
+
+
+def _find_variant(session: Session, user_id: int, exercise_id: str, number: int) -> Variant | None:
+    return session.scalar(
+        select(Variant).where(
+            Variant.user_id == user_id,
+            Variant.exercise_id == exercise_id,
+            Variant.variant_number == number,
+        )
+    )
+
+
+def _ensure_progress(session: Session, user: User, exercise: Exercise, *, lock: bool) -> Progress:
+    """Inside a write transaction: the progress row, created if absent, locked if ``lock``."""
+    stmt = select(Progress).where(Progress.user_id == user.id, Progress.exercise_id == exercise.id)
+    row = session.scalar(stmt.with_for_update() if lock else stmt)
+    if row is not None:
+        return row
+    try:
+        with session.begin_nested():
+            session.add(Progress(user_id=user.id, exercise_id=exercise.id, current_variant=1))
+    except IntegrityError:
+        pass  # created concurrently (PostgreSQL); read it below
+    row = session.scalar(stmt.with_for_update() if lock else stmt)
+    assert row is not None
+    return row
+
+
+def _create_variant(
+    session: Session, user: User, exercise: Exercise, number: int, seed_secret: str | bytes
+) -> Variant:
+    """Inside a write transaction: the variant ``number``, created (seeded) if absent."""
+    from quizapp.bank import derive_seed
+
+    row = _find_variant(session, user.id, exercise.id, number)
+    if row is not None:
+        return row
+    version = exercise.current_version
+    if version is None:
+        raise NotFound(f"Exercise {exercise.id} has no synced version.")
+    seed = derive_seed(seed_secret, user.id, exercise.id, number)
+    try:
+        with session.begin_nested():
+            row = Variant(
+                user_id=user.id,
+                exercise_id=exercise.id,
+                variant_number=number,
+                seed=int(seed),
+                version_id=version.id,
+            )
+            session.add(row)
+    except IntegrityError:
+        row = _find_variant(session, user.id, exercise.id, number)
+        assert row is not None
+    return row
+
+
+def get_or_create_variant(
+    session: Session,
+    user: User,
+    exercise: Exercise,
+    seed_secret: str | bytes,
+    variant_number: int | None = None,
+    *,
+    refresh_version: bool = True,
+) -> Variant:
+    """The student's variant ``variant_number`` (default: their current one) of ``exercise``.
+
+    Created on first use with ``seed = derive_seed(seed_secret, user.id, exercise.id, number)``
+    and the exercise's current version, then committed.  With ``refresh_version`` (page views), a
+    variant with no submissions yet whose exercise has since changed moves to the current version
+    (same seed): nothing was graded against the old one.  ``submit`` passes False, so an answer is
+    graded against the numbers the student was shown.  Raises ``NotFound`` if the exercise has no
+    synced version.
+    """
+    if variant_number is None:
+        progress = get_progress(session, user, exercise)
+        variant_number = progress.current_variant if progress else 1
+    row = _find_variant(session, user.id, exercise.id, variant_number)
+    current = exercise.current_version
+    if row is not None and (
+        not refresh_version or current is None or row.version_id == current.id or row.submissions
+    ):
+        return row
+    exercise_id, user_id = exercise.id, user.id
+    begin_write(session)
+    exercise = session.get(Exercise, exercise_id)
+    user = session.get(User, user_id)
+    assert exercise is not None and user is not None
+    row = _create_variant(session, user, exercise, variant_number, seed_secret)
+    current = exercise.current_version
+    if refresh_version and current is not None and row.version_id != current.id:
+        if not row.submissions:
+            row.version_id = current.id
+    session.commit()
+    return row
+
+
+@dataclass
+class VariantState:
+    """Where a student stands on one variant."""
+
+    attempts: int
+    attempts_used: int
+    solved: bool
+    best_score: float
+
+    @property
+    def attempts_left(self) -> int:
+        return max(0, self.attempts - self.attempts_used)
+
+    @property
+    def finished(self) -> bool:
+        """Solved or out of attempts: the worked solution may be shown."""
+        return self.solved or self.attempts_left == 0
+
+
+def variant_state(session: Session, variant: Variant) -> VariantState:
+    """Attempts used, solved, best score of ``variant`` (from its submissions)."""
+    used, solved, best = session.execute(
+        select(
+            func.count(Submission.id).filter(Submission.used_attempt.is_(True)),
+            func.count(Submission.id).filter(
+                Submission.used_attempt.is_(True), Submission.status == "correct"
+            ),
+            func.max(Submission.score).filter(Submission.used_attempt.is_(True)),
+        ).where(Submission.variant_id == variant.id)
+    ).one()
+    return VariantState(
+        attempts=int(variant.exercise.attempts),
+        attempts_used=int(used or 0),
+        solved=bool(solved),
+        best_score=float(best or 0.0),
+    )
+
+
+def new_practice_variant(
+    session: Session, user: User, exercise: Exercise, seed_secret: str | bytes
+) -> Variant:
+    """Open the next variant of ``exercise`` for ``user`` ("try a new variant"); commit.
+
+    Allowed only when the exercise allows practice and the current variant is finished (solved or
+    out of attempts).  Practice variants are graded and stored like any other, but only variant 1
+    counts for the score.  Raises ``Conflict`` otherwise.
+    """
+    if not exercise.practice:
+        raise Conflict("This exercise does not offer new variants.")
+    current = get_or_create_variant(session, user, exercise, seed_secret)
+    if not variant_state(session, current).finished:
+        raise Conflict("Finish this variant first (solve it or use all its attempts).")
+    exercise_id, user_id, number = exercise.id, user.id, current.variant_number
+    begin_write(session)
+    exercise = session.get(Exercise, exercise_id)
+    user = session.get(User, user_id)
+    assert exercise is not None and user is not None
+    progress = _ensure_progress(session, user, exercise, lock=True)
+    if progress.current_variant == number:
+        progress.current_variant = number + 1
+    row = _create_variant(session, user, exercise, progress.current_variant, seed_secret)
+    session.commit()
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# Submissions
+
+
+@dataclass
+class SubmitResult:
+    """The outcome of :func:`submit`.
+
+    ``verdict`` is the grading contract's dict (status, score, message, cells, mistakes) plus
+    ``mistake_messages``.  ``duplicate`` is True when the answer was identical to an earlier graded
+    one of the same variant (its verdict is returned and no attempt is used).
+    """
+
+    submission: Submission
+    variant: Variant
+    verdict: dict[str, Any]
+    attempts: int
+    attempts_left: int
+    used_attempt: bool
+    duplicate: bool
+    solved: bool
+    finished: bool
+    points: float
+    best_points: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the API: the verdict keys plus attempts and points."""
+        out = {k: v for k, v in self.verdict.items()}
+        out.update(
+            {
+                "submission_id": self.submission.id,
+                "variant_number": self.variant.variant_number,
+                "used_attempt": self.used_attempt,
+                "duplicate": self.duplicate,
+                "attempts": self.attempts,
+                "attempts_left": self.attempts_left,
+                "points": self.points,
+                "best_points": self.best_points,
+                "solved": self.solved,
+                "finished": self.finished,
+            }
+        )
+        return out
+
+
+def _db_safe(text: str) -> bool:
+    """False if ``text`` holds characters a database text column cannot store (NUL, surrogates)."""
+    return "\x00" not in text and not any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def normalize_answer(answer: Any) -> str | list[list[str]]:
+    """Check the type and size of a posted answer and return it unchanged.
+
+    ``answer`` is a text, or a grid: a non-empty list of non-empty lists of cell strings.
+    Raises ``BadRequest`` (with what is wrong) for anything else, and for answers beyond
+    ``MAX_ANSWER_CHARS`` characters, ``MAX_GRID`` rows/columns or ``MAX_CELL_CHARS`` per cell.
+    """
+    if isinstance(answer, str):
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise BadRequest(f"The answer is too long (at most {MAX_ANSWER_CHARS} characters).")
+        return answer
+    if isinstance(answer, list):
+        if not answer:
+            raise BadRequest("The grid of cells is empty.")
+        if len(answer) > MAX_GRID:
+            raise BadRequest(f"Too many rows (at most {MAX_GRID}).")
+        grid: list[list[str]] = []
+        for i, row in enumerate(answer, start=1):
+            if not isinstance(row, list):
+                raise BadRequest(f"Row {i} of the cells must be a list of texts.")
+            if not row or len(row) > MAX_GRID:
+                raise BadRequest(f"Row {i} must have between 1 and {MAX_GRID} cells.")
+            for j, cell in enumerate(row, start=1):
+                if not isinstance(cell, str):
+                    raise BadRequest(f"The cell in row {i}, column {j} must be text.")
+                if len(cell) > MAX_CELL_CHARS:
+                    raise BadRequest(
+                        f"The cell in row {i}, column {j} is too long "
+                        f"(at most {MAX_CELL_CHARS} characters)."
+                    )
+            grid.append(list(row))
+        return grid
+    raise BadRequest("The answer must be a text or a list of rows of cell texts.")
+
+
+def _canonical(answer: str | list[list[str]]) -> str:
+    """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens."""
+    if isinstance(answer, str):
+        lines = [" ".join(line.split()) for line in answer.strip().splitlines()]
+        return "text:" + "\n".join(line for line in lines if line)
+    return "cells:" + json.dumps([[" ".join(c.split()) for c in row] for row in answer])
+
+
+def encode_raw_answer(answer: str | list[list[str]]) -> tuple[str, str]:
+    """(answer_format, raw_answer) to store, losslessly.
+
+    Text is stored as is (format ``text``); a grid as JSON (``cells``).  Text holding NUL or
+    unpaired surrogates, which database text columns cannot hold, is stored JSON-escaped with
+    format ``json``.  :func:`decode_raw_answer` inverts it.
+    """
+    if isinstance(answer, str):
+        if _db_safe(answer):
+            return "text", answer
+        return "json", json.dumps(answer)
+    safe = all(_db_safe(c) for row in answer for c in row)
+    return "cells", json.dumps(answer, ensure_ascii=not safe)
+
+
+def decode_raw_answer(answer_format: str, raw_answer: str) -> str | list[list[str]]:
+    """The answer exactly as posted, from a submission's ``answer_format`` and ``raw_answer``."""
+    if answer_format == "text":
+        return raw_answer
+    return json.loads(raw_answer)
+
+
+def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
+    from quizapp.bank import grade_answer
+    from quizapp.grading import Verdict
+
+    try:
+        return grade_answer(bank_variant, answer)
+    except Exception:  # a grader bug must not lose the submission nor cost an attempt
+        log.exception("grading failed for %s seed %s", bank_variant.exercise_id, bank_variant.seed)
+        return Verdict(
+            status="invalid",
+            score=0.0,
+            message="The grader could not read this answer; it used no attempt. "
+            "Please check its format (the instructor has been notified in the log).",
+        )
+
+
+def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
+    out = verdict.to_dict()
+    out["mistake_messages"] = [m.message for m in verdict.mistakes]
+    cell = getattr(verdict, "invalid_cell", None)
+    if cell is not None:
+        out["invalid_cell"] = list(cell)  # 1-based (row, column); row None for a vector entry
+    return out
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf replaced by None (JSON columns and responses must be valid JSON)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):
+        return _json_safe(value.tolist())
+    return value
+
+
+def submit(
+    session: Session,
+    user: User,
+    exercise_id: str,
+    answer: Any,
+    *,
+    seed_secret: str | bytes,
+    source: str = "web",
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Grade ``answer`` on the student's current variant of ``exercise_id`` and store it.
+
+    ``answer`` is the text as typed or a grid (list of rows of cell strings).  In ONE transaction
+    (serialized per database on SQLite, per progress row on PostgreSQL): the ``Submission`` is
+    appended and the ``Progress`` row updated.  Rules:
+
+    - an invalid answer (unparseable, wrong shape) is stored and uses no attempt;
+    - an answer identical (see ``_canonical``) to an earlier graded one of the same variant uses no
+      attempt and gets the earlier verdict (stored with ``duplicate_of_id``);
+    - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
+      and nothing is stored;
+    - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``.
+
+    Raises ``BadRequest`` (malformed answer), ``NotFound`` (unknown exercise), ``Forbidden``
+    (quiz not open), ``Conflict`` (finished).
+    """
+    answer = normalize_answer(answer)
+    exercise = get_exercise(session, exercise_id)
+    check_quiz_visible(exercise.quiz, user)
+    if not user.is_instructor and exercise.quiz.closes_at is not None:
+        if (now or utcnow()) >= exercise.quiz.closes_at:
+            raise Forbidden(
+                f"The quiz '{exercise.quiz.title}' closed on "
+                f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
+            )
+    # The variant the student was shown (created if this is the first contact, e.g. the API).
+    variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
+    bank_variant = generate_variant(variant)
+    answer_format, raw = encode_raw_answer(answer)
+    answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()
+    # Grade outside the lock (pure and possibly slow); the variant's version cannot change once it
+    # has submissions, and it is re-checked below.
+    verdict = _grade(bank_variant, answer)
+    version_id = variant.version_id
+    user_id, variant_id = user.id, variant.id
+
+    begin_write(session)
+    exercise = session.get(Exercise, exercise_id)
+    user = session.get(User, user_id)
+    assert exercise is not None and user is not None
+    progress = _ensure_progress(session, user, exercise, lock=True)
+    variant = session.get(Variant, variant_id)
+    assert variant is not None
+    if progress.current_variant != variant.variant_number or variant.version_id != version_id:
+        session.rollback()
+        raise Conflict("The exercise changed while you answered; reload it and try again.")
+    now = now or utcnow()
+    state = variant_state(session, variant)
+
+    earlier = session.scalar(
+        select(Submission)
+        .where(
+            Submission.variant_id == variant.id,
+            Submission.answer_hash == answer_hash,
+            Submission.used_attempt.is_(True),
+        )
+        .order_by(Submission.id)
+        .limit(1)
+    )
+    if earlier is None and state.finished:
+        session.rollback()
+        if state.solved:
+            raise Conflict("You already solved this variant.")
+        raise Conflict(f"No attempts left: all {state.attempts} attempts on this variant are used.")
+
+    if earlier is not None:
+        vdict = dict(earlier.verdict)
+        score, status, mistakes, parsed = (
+            earlier.score,
+            earlier.status,
+            earlier.mistakes,
+            earlier.parsed,
+        )
+        used = False
+        vdict["message"] = (
+            "You already submitted this answer; it used no attempt. "
+            + str(vdict.get("message", ""))
+        ).strip()
+    else:
+        vdict = _json_safe(_verdict_dict(verdict))
+        score = float(verdict.score) if verdict.score == verdict.score else 0.0
+        score = min(1.0, max(0.0, score))
+        status = verdict.status
+        mistakes = list(verdict.mistake_codes)
+        parsed = _json_safe(verdict.parsed)
+        used = verdict.status != "invalid"
+
+    points = round(score * float(exercise.points), 6)
+    row = Submission(
+        variant_id=variant.id,
+        user_id=user.id,
+        exercise_id=exercise.id,
+        version_id=variant.version_id,
+        answer_format=answer_format,
+        raw_answer=raw,
+        answer_hash=answer_hash,
+        parsed=parsed,
+        verdict=vdict,
+        status=status,
+        score=score,
+        points=points,
+        mistakes=mistakes,
+        used_attempt=used,
+        attempt_number=state.attempts_used + 1 if used else None,
+        duplicate_of_id=earlier.id if earlier is not None else None,
+        source=source,
+        created_at=now,
+    )
+    session.add(row)
+
+    attempts_used = state.attempts_used + (1 if used else 0)
+    solved = state.solved or (used and status == "correct")
+    finished = solved or attempts_used >= state.attempts
+    progress.submissions_count = (progress.submissions_count or 0) + 1
+    progress.last_activity = now
+    if not variant.is_practice and used:
+        progress.attempts_used = attempts_used
+        if score > (progress.best_score or 0.0):
+            progress.best_score = score
+            progress.best_points = round(score * float(exercise.points), 6)
+            progress.best_reached_at = now
+        elif progress.best_reached_at is None:
+            progress.best_reached_at = now  # first graded attempt, score 0
+        if status == "correct" and progress.solved_at is None:
+            progress.solved_at = now
+    if finished and variant.finished_at is None:
+        variant.finished_at = now
+    session.commit()
+    return SubmitResult(
+        submission=row,
+        variant=variant,
+        verdict=vdict,
+        attempts=state.attempts,
+        attempts_left=max(0, state.attempts - attempts_used),
+        used_attempt=used,
+        duplicate=earlier is not None,
+        solved=solved,
+        finished=finished,
+        points=points,
+        best_points=float(progress.best_points or 0.0),
+    )
+
+
+def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
+    """Rebuild the (user, exercise) progress row from its submissions; flush, do not commit.
+
+    For regrades and integrity checks: the result equals what :func:`submit` maintains
+    incrementally (best score/points over graded attempts of variant 1, ``best_reached_at`` = the
+    first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first correct,
+    ``submissions_count`` and ``last_activity`` over all rows).  Points use the exercise's current
+    ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
+    """
+    exercise = session.get(Exercise, exercise_id)
+    if exercise is None:
+        raise NotFound("There is no such exercise.")
+    rows = session.execute(
+        select(Submission, Variant.variant_number)
+        .join(Variant, Submission.variant_id == Variant.id)
+        .where(Submission.user_id == user_id, Submission.exercise_id == exercise_id)
+        .order_by(Submission.id)
+    ).all()
+    progress = session.scalar(
+        select(Progress).where(Progress.user_id == user_id, Progress.exercise_id == exercise_id)
+    )
+    if not rows and progress is None:
+        return None
+    if progress is None:
+        progress = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
+        session.add(progress)
+    graded = [sub for sub, number in rows if sub.used_attempt and number == 1]
+    best = max((sub.score for sub in graded), default=0.0)
+    progress.best_score = best
+    progress.best_points = round(best * float(exercise.points), 6)
+    progress.attempts_used = len(graded)
+    progress.best_reached_at = next((sub.created_at for sub in graded if sub.score == best), None)
+    progress.solved_at = next((sub.created_at for sub in graded if sub.status == "correct"), None)
+    progress.submissions_count = len(rows)
+    progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)
+    top = session.scalar(
+        select(func.max(Variant.variant_number)).where(
+            Variant.user_id == user_id, Variant.exercise_id == exercise_id
+        )
+    )
+    progress.current_variant = max(int(top or 1), 1)
+    session.flush()
+    return progress
+
+
+def variant_submissions(session: Session, variant: Variant) -> list[Submission]:
+    """The submissions of ``variant``, oldest first."""
+    return list(
+        session.scalars(
+            select(Submission).where(Submission.variant_id == variant.id).order_by(Submission.id)
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Progress summaries
+
+
+@dataclass
+class ExerciseSummary:
+    """One exercise as a student sees it in lists.  ``status``: ``not_started``, ``started``,
+    ``solved``, ``out_of_attempts``."""
+
+    exercise: Exercise
+    progress: Progress | None
+
+    @property
+    def attempts_used(self) -> int:
+        return self.progress.attempts_used if self.progress else 0
+
+    @property
+    def best_score(self) -> float:
+        return float(self.progress.best_score) if self.progress else 0.0
+
+    @property
+    def best_points(self) -> float:
+        return float(self.progress.best_points) if self.progress else 0.0
+
+    @property
+    def last_activity(self) -> datetime | None:
+        return self.progress.last_activity if self.progress else None
+
+    @property
+    def status(self) -> str:
+        p = self.progress
+        if p is None or not p.submissions_count:
+            return "not_started"
+        if p.solved_at is not None:
+            return "solved"
+        if p.attempts_used >= self.exercise.attempts:
+            return "out_of_attempts"
+        return "started"
+
+    def to_dict(self) -> dict[str, Any]:
+        ex = self.exercise
+        return {
+            "id": ex.id,
+            "title": ex.title,
+            "points": ex.points,
+            "attempts": ex.attempts,
+            "status": self.status,
+            "best_score": self.best_score,
+            "best_points": self.best_points,
+            "attempts_used": self.attempts_used,
+            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
+        }
+
+
+@dataclass
+class QuizSummary:
+    """A quiz with its (non-archived) exercises and the student's points."""
+
+    quiz: Quiz
+    exercises: list[ExerciseSummary]
+
+    @property
+    def points_available(self) -> float:
+        return float(sum(e.exercise.points for e in self.exercises))
+
+    @property
+    def points_earned(self) -> float:
+        return float(sum(e.best_points for e in self.exercises))
+
+    @property
+    def percent(self) -> int:
+        """Points earned as a whole percentage of points available (0 when none available)."""
+        if not self.points_available:
+            return 0
+        return int(round(100 * self.points_earned / self.points_available))
+
+    @property
+    def solved(self) -> int:
+        return sum(1 for e in self.exercises if e.status == "solved")
+
+    def to_dict(self) -> dict[str, Any]:
+        q = self.quiz
+        return {
+            "id": q.id,
+            "title": q.title,
+            "description": q.description,
+            "opens": q.opens_at.isoformat() if q.opens_at else None,
+            "closes": q.closes_at.isoformat() if q.closes_at else None,
+            "open": q.is_open(),
+            "points_available": self.points_available,
+            "points_earned": self.points_earned,
+            "exercises": [e.to_dict() for e in self.exercises],
+        }
+
+
+def quiz_summaries(
+    session: Session, user: User, quiz_ids: Sequence[str] | None = None
+) -> list[QuizSummary]:
+    """The visible quizzes (not archived; opened, unless ``user`` is an instructor), in order,
+    with the student's progress on each exercise.  Two queries, whatever the number of quizzes."""
+    now = utcnow()
+    stmt = select(Quiz).where(Quiz.archived.is_(False)).order_by(Quiz.position, Quiz.id)
+    if quiz_ids is not None:
+        stmt = stmt.where(Quiz.id.in_(list(quiz_ids)))
+    quizzes = [
+        q
+        for q in session.scalars(stmt)
+        if user.is_instructor or q.opens_at is None or now >= q.opens_at
+    ]
+    exercises = session.scalars(
+        select(Exercise)
+        .where(Exercise.archived.is_(False), Exercise.quiz_id.in_([q.id for q in quizzes]))
+        .order_by(Exercise.position, Exercise.id)
+    ).all()
+    progress = {
+        p.exercise_id: p
+        for p in session.scalars(select(Progress).where(Progress.user_id == user.id))
+    }
+    by_quiz: dict[str, list[ExerciseSummary]] = {q.id: [] for q in quizzes}
+    for ex in exercises:
+        by_quiz[ex.quiz_id].append(ExerciseSummary(ex, progress.get(ex.id)))
+    return [QuizSummary(q, by_quiz[q.id]) for q in quizzes]

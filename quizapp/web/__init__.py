@@ -1,0 +1,109 @@
+"""The Flask application: ``create_app`` wires config, database, login, CSRF and blueprints.
+
+Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise pages, progress),
+``api`` (JSON API under ``/api/v1``).  The instructor side (issue 5) adds
+``quizapp/web/instructor.py`` with a blueprint ``bp``; ``create_app`` registers it when present
+(see ``OPTIONAL_BLUEPRINTS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from quizapp.config import build_config, default_instance_path
+from quizapp.models import User, db
+from quizapp.web import database  # noqa: F401  (registers the SQLite engine events)
+from quizapp.web.database import MIGRATIONS_DIR
+from quizapp.web.extensions import csrf, limiter, login_manager, migrate
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the app.
+
+    ``config`` overrides the environment (see ``quizapp.config``); ``INSTANCE_PATH`` picks the
+    instance folder (default ``$QUIZAPP_INSTANCE`` or ``./instance``), where the SQLite database and
+    the generated secrets live.  The database is not created here: run ``quizapp db upgrade`` (or
+    ``quizapp.web.database.upgrade_database(app)``); ``quizapp serve`` does it.
+    """
+    config = dict(config or {})
+    instance = Path(config.pop("INSTANCE_PATH", None) or default_instance_path()).resolve()
+    instance.mkdir(parents=True, exist_ok=True)
+    app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
+    app.config.update(build_config(instance, config))
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
+    login_manager.init_app(app)
+    csrf.init_app(app)
+    limiter.init_app(app)
+
+    from quizapp.web import api, auth, errors, security, student
+
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(student.bp)
+    app.register_blueprint(api.bp)
+    _register_optional_blueprints(app)
+    csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
+    errors.register(app)
+    security.register(app)
+    _register_template_helpers(app)
+    return app
+
+
+#: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
+#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) plugs in here
+#: without editing this file.
+OPTIONAL_BLUEPRINTS = ("instructor",)
+
+
+def _register_optional_blueprints(app: Flask) -> None:
+    import importlib
+    import importlib.util
+
+    for name in OPTIONAL_BLUEPRINTS:
+        module_name = f"{__name__}.{name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        module = importlib.import_module(module_name)
+        if hasattr(module, "bp"):
+            app.register_blueprint(module.bp)
+        if hasattr(module, "init_app"):
+            module.init_app(app)
+
+
+@login_manager.user_loader
+def _load_user(user_id: str) -> User | None:
+    if not user_id.isdigit():
+        return None
+    user = db.session.get(User, int(user_id))
+    return user if user is not None and user.active else None
+
+
+def _register_template_helpers(app: Flask) -> None:
+    from quizapp.web import display
+
+    app.jinja_env.filters["num"] = display.format_number
+    app.jinja_env.filters["markdown"] = display.markdown_html
+    app.jinja_env.filters["mathml"] = display.value_html
+
+    @app.template_filter("when")
+    def _when(value: Any) -> str:
+        if value is None:
+            return "—"
+        return value.strftime("%Y-%m-%d %H:%M UTC")
+
+    @app.context_processor
+    def _helpers() -> dict[str, Any]:
+        def has_endpoint(name: str) -> bool:
+            return name in app.view_functions
+
+        return {"has_endpoint": has_endpoint}
+
+    @app.template_filter("pct")
+    def _pct(value: float) -> str:
+        return f"{round(100 * float(value or 0))}%"

@@ -1,0 +1,318 @@
+"""The JSON API, ``/api/v1``: same grading and storage as the pages.
+
+Authentication: ``Authorization: Bearer TOKEN`` (from ``POST /api/v1/token``), or the browser
+session.  Token-authenticated calls need no CSRF token (a cross-site page cannot set the header);
+session-authenticated writes must send the CSRF token (``X-CSRFToken`` header), as forms do.
+Errors are ``{"error": message}`` with the status code: 400 malformed request, 401 not
+authenticated, 403 not allowed (quiz not open), 404 unknown exercise, 409 state conflict (no
+attempts left, variant finished), 413 body too large, 429 rate limited.
+
+The expected answer and the worked solution appear only once the variant is finished.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, jsonify, request
+from flask_login import current_user
+from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
+from werkzeug.exceptions import BadRequest as HTTPBadRequest
+from wtforms import ValidationError
+
+from quizapp import services
+from quizapp.models import Exercise, User, Variant, db
+from quizapp.web import display
+from quizapp.web.extensions import limit, limiter
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@bp.errorhandler(ApiError)
+def _api_error(err: ApiError) -> tuple[Response, int]:
+    resp = jsonify({"error": err.message})
+    if err.status == 401:
+        resp.headers["WWW-Authenticate"] = 'Bearer realm="quizapp"'
+    return resp, err.status
+
+
+def _json_body() -> dict[str, Any]:
+    """The request's JSON object; ApiError 400 for a wrong content type or malformed JSON."""
+    if not request.is_json:
+        raise ApiError(400, "Send a JSON body with 'Content-Type: application/json'.")
+    try:
+        body = request.get_json(force=False, silent=False)
+    except HTTPBadRequest:
+        raise ApiError(400, "The body is not valid JSON.") from None
+    except RecursionError:
+        raise ApiError(400, "The JSON body is nested too deeply.") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "The JSON body must be an object.")
+    return body
+
+
+def _bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "Use 'Authorization: Bearer TOKEN' (get a token from /api/v1/token).")
+    return token.strip()
+
+
+def authenticated(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Require a bearer token or a signed-in session; CSRF for session-authenticated writes."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = _bearer_token()
+        if token is not None:
+            user = services.user_for_token(db.session, token)
+            if user is None:
+                raise ApiError(401, "The token is invalid or revoked.")
+            g.api_user = user
+            g.api_token = token
+        elif current_user.is_authenticated:
+            if request.method not in ("GET", "HEAD", "OPTIONS"):
+                try:
+                    validate_csrf(request.headers.get("X-CSRFToken") or "")
+                except (ValidationError, CSRFError) as err:
+                    raise ApiError(400, f"CSRF token missing or invalid: {err}") from None
+            g.api_user = current_user._get_current_object()
+            g.api_token = None
+        else:
+            raise ApiError(401, "Authenticate with 'Authorization: Bearer TOKEN'.")
+        return view(*args, **kwargs)
+
+    return wrapper
+
+
+def _user() -> User:
+    return g.api_user  # type: ignore[no-any-return]
+
+
+def _exercise(quiz_id: str, name: str) -> Exercise:
+    try:
+        exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+        services.check_quiz_visible(exercise.quiz, _user())
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    return exercise
+
+
+@bp.route("/token", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"))
+def token() -> tuple[Response, int]:
+    """``{"username", "password"[, "name"]}`` -> 201 ``{"token"}``; 401 on wrong credentials."""
+    body = _json_body()
+    username, password = body.get("username"), body.get("password")
+    if not isinstance(username, str) or not isinstance(password, str):
+        raise ApiError(400, "Send {'username': TEXT, 'password': TEXT}.")
+    name = body.get("name", "api")
+    if not isinstance(name, str):
+        raise ApiError(400, "'name' must be text.")
+    user = services.authenticate(db.session, username, password)
+    if user is None:
+        raise ApiError(401, "Wrong username or password.")
+    return jsonify({"token": services.create_api_token(db.session, user, name)}), 201
+
+
+@bp.route("/token", methods=["DELETE"])
+@authenticated
+def revoke_token() -> tuple[Response, int]:
+    """Revoke the bearer token of this request -> 200 ``{"revoked": true}``."""
+    token = g.get("api_token")
+    if not token:
+        raise ApiError(400, "Only a bearer token can revoke itself.")
+    services.revoke_api_token(db.session, token)
+    return jsonify({"revoked": True}), 200
+
+
+@bp.route("/csrf-token", methods=["GET"])
+@authenticated
+def csrf_token() -> Response:
+    """The CSRF token for session-authenticated writes (send it as ``X-CSRFToken``)."""
+    return jsonify({"csrf_token": generate_csrf()})
+
+
+@bp.route("/quizzes", methods=["GET"])
+@authenticated
+def quizzes() -> Response:
+    """Visible quizzes with their exercises (id, title, points, attempts, my status)."""
+    summaries = services.quiz_summaries(db.session, _user())
+    return jsonify({"quizzes": [q.to_dict() for q in summaries]})
+
+
+def _form_json(form: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": form.type}
+    if form.show_shape and form.shape is not None:
+        out["shape"] = list(form.shape)
+    if form.type == "partial_matrix" and form.given is not None:
+        out["given"] = form.given
+    if form.type == "choice":
+        out["choices"] = list(form.choices or [])
+        out["choices_html"] = [str(display.markdown_html(c)) for c in form.choices or []]
+        out["choice_base"] = display.CHOICE_BASE
+    for key in ("row_labels", "col_labels", "unknowns"):
+        if getattr(form, key, None):
+            out[key] = list(getattr(form, key))
+    if form.type == "point_on_line":
+        out["count"] = form.count
+    return out
+
+
+def _submission_json(sub: Any) -> dict[str, Any]:
+    out = {k: v for k, v in (sub.verdict or {}).items()}
+    out.update(
+        {
+            "id": sub.id,
+            "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
+            "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
+            "used_attempt": sub.used_attempt,
+            "points": sub.points,
+            "created_at": sub.created_at.isoformat(),
+        }
+    )
+    return out
+
+
+def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
+    bank_variant = services.generate_variant(variant)
+    state = services.variant_state(db.session, variant)
+    out: dict[str, Any] = {
+        "exercise_id": exercise.id,
+        "title": bank_variant.title,
+        "variant_number": variant.variant_number,
+        "points": exercise.points,
+        "prompt": bank_variant.prompt,
+        "prompt_html": str(display.markdown_html(bank_variant.prompt)),
+        "answer_form": _form_json(bank_variant.answer_form),
+        "hints": list(bank_variant.hints or []),
+        "attempts": state.attempts,
+        "attempts_left": state.attempts_left,
+        "solved": state.solved,
+        "finished": state.finished,
+        "practice_available": state.finished and exercise.practice,
+    }
+    if state.finished:
+        from quizapp.bank import expected_answer_text
+
+        out["expected"] = expected_answer_text(bank_variant)
+        out["solution"] = [
+            {
+                "title": s.title,
+                "text": s.text,
+                "value": services._json_safe(s.value) if s.value is not None else None,
+            }
+            for s in bank_variant.solution
+        ]
+    return out
+
+
+@bp.route("/exercises/<quiz_id>/<name>/variant", methods=["GET"])
+@authenticated
+def variant(quiz_id: str, name: str) -> Response:
+    """My current variant of the exercise (created on first request)."""
+    exercise = _exercise(quiz_id, name)
+    row = services.get_or_create_variant(
+        db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+    )
+    return jsonify(_variant_json(exercise, row))
+
+
+@bp.route("/exercises/<quiz_id>/<name>/variants", methods=["POST"])
+@authenticated
+def new_variant(quiz_id: str, name: str) -> tuple[Response, int]:
+    """Open a new practice variant (409 unless the current one is finished and practice allowed)."""
+    exercise = _exercise(quiz_id, name)
+    try:
+        row = services.new_practice_variant(
+            db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+        )
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    return jsonify(_variant_json(exercise, row)), 201
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["GET"])
+@authenticated
+def list_submissions(quiz_id: str, name: str) -> Response:
+    """My submissions on my current variant, oldest first."""
+    exercise = _exercise(quiz_id, name)
+    row = services.get_or_create_variant(
+        db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+    )
+    subs = services.variant_submissions(db.session, row)
+    return jsonify(
+        {
+            "variant_number": row.variant_number,
+            "submissions": [_submission_json(s) for s in subs],
+        }
+    )
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
+@authenticated
+def submit(quiz_id: str, name: str) -> tuple[Response, int]:
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` -> 201 verdict + attempts left + points."""
+    exercise = _exercise(quiz_id, name)
+    body = _json_body()
+    keys = {"answer", "cells"} & set(body)
+    if len(keys) != 1:
+        raise ApiError(
+            400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
+        )
+    extra = set(body) - {"answer", "cells"}
+    if extra:
+        raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
+    if "answer" in body:
+        answer = body["answer"]
+        if not isinstance(answer, str):
+            raise ApiError(400, "'answer' must be text (the answer as you would type it).")
+    else:
+        answer = body["cells"]
+        if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
+            raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
+    try:
+        result = services.submit(
+            db.session,
+            _user(),
+            exercise.id,
+            answer,
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            source="api",
+        )
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    return jsonify(result.to_dict()), 201
+
+
+@bp.route("/progress", methods=["GET"])
+@authenticated
+def progress() -> Response:
+    """My progress per exercise, grouped by quiz, with point totals."""
+    summaries = services.quiz_summaries(db.session, _user())
+    exercises = [dict(e.to_dict(), quiz_id=q.quiz.id) for q in summaries for e in q.exercises]
+    return jsonify(
+        {
+            "points_earned": sum(q.points_earned for q in summaries),
+            "points_available": sum(q.points_available for q in summaries),
+            "exercises": exercises,
+        }
+    )
+
+
+@bp.route("/<path:anything>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+def not_found(anything: str) -> tuple[Response, int]:
+    return jsonify({"error": "There is no such API endpoint."}), 404

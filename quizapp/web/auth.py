@@ -1,0 +1,85 @@
+"""Register, sign in, sign out (Flask-Login sessions; CSRF on every form)."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_required, login_user, logout_user
+from werkzeug.wrappers import Response
+
+from quizapp import services
+from quizapp.models import db
+from quizapp.web.extensions import limit, limiter
+from quizapp.web.forms import EmptyForm, LoginForm, RegisterForm
+from quizapp.web.security import is_safe_next
+
+bp = Blueprint("auth", __name__)
+
+
+def _next_target() -> str:
+    target = request.values.get("next")
+    return target if is_safe_next(target) else url_for("student.home")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"), methods=["POST"])
+def login() -> Response | str:
+    if current_user.is_authenticated:
+        return redirect(_next_target())
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = services.authenticate(db.session, form.username.data or "", form.password.data or "")
+        if user is not None:
+            login_user(user, remember=bool(form.remember.data))
+            return redirect(_next_target())
+        flash("Wrong username or password.", "error")
+    next_value = request.values.get("next")
+    return render_template(
+        "auth/login.html", form=form, next=next_value if is_safe_next(next_value) else None
+    )
+
+
+@bp.route("/register", methods=["GET", "POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_REGISTER"), methods=["POST"])
+def register() -> Response | str | tuple[str, int]:
+    if not current_app.config.get("QUIZAPP_REGISTRATION", True):
+        return render_template(
+            "errors/error.html",
+            status=403,
+            message="Registration is closed; ask your instructor for an account.",
+        ), 403
+    if current_user.is_authenticated:
+        return redirect(url_for("student.home"))
+    join_code = current_app.config.get("QUIZAPP_JOIN_CODE")
+    form = RegisterForm()
+    if form.validate_on_submit():
+        given = (form.join_code.data or "").strip()
+        if join_code and not hmac.compare_digest(given.encode(), str(join_code).encode()):
+            form.join_code.errors = [*form.join_code.errors, "That join code is not right."]
+        else:
+            try:
+                user = services.create_user(
+                    db.session,
+                    form.username.data or "",
+                    form.password.data or "",
+                    display_name=form.display_name.data or "",
+                    email=form.email.data or None,
+                )
+            except services.ServiceError as err:
+                form.username.errors = [*form.username.errors, err.message]
+            else:
+                login_user(user)
+                flash(f"Welcome, {user.name}! Pick an exercise to start.", "success")
+                return redirect(url_for("student.home"))
+    return render_template("auth/register.html", form=form, join_code_required=bool(join_code))
+
+
+@bp.route("/logout", methods=["POST"])
+@login_required
+def logout() -> Response:
+    form = EmptyForm()
+    if form.validate_on_submit():
+        logout_user()
+        flash("You are signed out.", "info")
+    return redirect(url_for("auth.login"))

@@ -1,0 +1,59 @@
+"""Database plumbing: SQLite pragmas and ``BEGIN IMMEDIATE``, Alembic upgrades.
+
+SQLite (the embedded default) gets, on every new connection: WAL journal (readers never block the
+writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
+locked"), and ``foreign_keys=ON``.  The Python driver's own transaction handling is switched off
+and SQLAlchemy's ``begin`` event emits ``BEGIN`` itself: ``BEGIN IMMEDIATE`` when the connection
+carries the ``quizapp_write`` execution option (``quizapp.services.begin_write``), so write
+transactions take the lock up front and cannot deadlock by upgrading a read lock.  This is the
+recipe from SQLAlchemy's pysqlite documentation ("Serializable isolation / Savepoints /
+Transactional DDL").
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+from quizapp.config import SQLITE_BUSY_TIMEOUT_MS
+from quizapp.services import WRITE_OPTION
+
+#: The Alembic history (Flask-Migrate layout) at the root of the source checkout.
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+
+
+@event.listens_for(Engine, "connect")
+def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_on_begin)
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_MS)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+    finally:
+        cur.close()
+
+
+@event.listens_for(Engine, "begin")
+def _sqlite_on_begin(conn: Connection) -> None:
+    if conn.dialect.name != "sqlite":
+        return
+    if conn.get_execution_options().get(WRITE_OPTION):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        conn.exec_driver_sql("BEGIN")
+
+
+def upgrade_database(app: Flask, revision: str = "head") -> None:
+    """Run the Alembic migrations up to ``revision`` on ``app``'s database (Flask-Migrate)."""
+    from flask_migrate import upgrade
+
+    with app.app_context():
+        upgrade(directory=str(MIGRATIONS_DIR), revision=revision)

@@ -1,0 +1,349 @@
+"""Turning variants, verdicts and solutions into what the templates show.
+
+- numbers and matrices as MathML (LaTeX ``pmatrix`` through ``quizapp.render.render_markdown``),
+- attention weights as a server-rendered SVG heatmap (no JS, no inline style: CSP-safe),
+- the answer form of a variant (grid, pasted text, choices, single input) with the student's last
+  values and the per-cell marks of its verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from markupsafe import Markup, escape
+
+#: Cell input names: ``cell-<row>-<column>``, 0-based.
+CELL_NAME = "cell-{r}-{c}"
+#: Choices are posted as their 1-based number in ``AnswerForm.choices`` (what
+#: ``quizapp.bank.grade_answer`` reads for ``choice``: a letter or a 1-based number).
+CHOICE_BASE = 1
+
+
+def format_number(x: Any) -> str:
+    """A number as shown to students: integers without decimals, others to 4 significant digits.
+
+    ``2.0 -> "2"``, ``0.123456 -> "0.1235"``, ``-1e-12 -> "0"``, ``nan -> "NaN"``.
+    """
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    if abs(v) < 5e-13:
+        return "0"
+    if abs(v - round(v)) < 1e-9 and abs(v) < 1e15:
+        return str(int(round(v)))
+    text = f"{v:.4g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant}e{int(exp)}"
+    return text
+
+
+def _latex_number(x: Any) -> str:
+    text = format_number(x)
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant} \\times 10^{{{exp}}}"
+    return text.replace("∞", "\\infty")
+
+
+def value_latex(value: Any) -> str:
+    """LaTeX of a scalar, vector (as a column) or matrix (``pmatrix``)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        return str(value)
+    if arr.ndim == 0:
+        return _latex_number(arr.item())
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        return str(value)
+    rows = [" & ".join(_latex_number(v) for v in row) for row in arr.tolist()]
+    return "\\begin{pmatrix} " + " \\\\ ".join(rows) + " \\end{pmatrix}"
+
+
+def value_html(value: Any) -> Markup:
+    """A value as display MathML (safe HTML)."""
+    from quizapp.render import render_markdown
+
+    if value is None:
+        return Markup("")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        return Markup("<code>") + escape(str(value)) + Markup("</code>")
+    return Markup(render_markdown("$$" + value_latex(value) + "$$"))
+
+
+def markdown_html(text: str) -> Markup:
+    """Markdown with ``$...$`` LaTeX as safe HTML with MathML."""
+    from quizapp.render import render_markdown
+
+    return Markup(render_markdown(text or ""))
+
+
+def _heat_colour(t: float) -> str:
+    """White (t=0) to a dark blue (t=1), linear in sRGB."""
+    t = min(1.0, max(0.0, t))
+    lo, hi = (255, 255, 255), (23, 70, 160)
+    r, g, b = (round(a + (c - a) * t) for a, c in zip(lo, hi, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap_svg(
+    value: Any,
+    row_labels: list[str] | None = None,
+    col_labels: list[str] | None = None,
+    *,
+    title: str = "Attention weights",
+) -> Markup:
+    """An SVG colour grid of a 2-D array (attention weights), each cell also showing its number.
+
+    Colour runs from white at min(0, min value) to dark blue at max(1, max value), so weights in
+    [0, 1] are comparable across heatmaps.  Returns ``Markup("")`` for non-2-D input.  The SVG uses
+    presentation attributes only (no ``style``), so a strict CSP allows it.
+    """
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or arr.size == 0 or arr.size > 4096:
+        return Markup("")
+    n, m = arr.shape
+    finite = arr[np.isfinite(arr)]
+    lo = min(0.0, float(finite.min())) if finite.size else 0.0
+    hi = max(1.0, float(finite.max())) if finite.size else 1.0
+    rl = row_labels if row_labels and len(row_labels) == n else [str(i + 1) for i in range(n)]
+    cl = col_labels if col_labels and len(col_labels) == m else [str(j + 1) for j in range(m)]
+    # Sizes from the label lengths (about 7 px per character at font-size 12), so labels never
+    # overlap: columns as wide as their longest label, the left margin as the longest row label.
+    cell = max(48, min(140, 7 * max(len(str(c)) for c in cl) + 10))
+    left = max(24, min(200, 7 * max(len(str(r)) for r in rl) + 12))
+    top = 28
+    width, height = left + m * cell + 4, top + n * cell + 4
+    parts = [
+        f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for j, label in enumerate(cl):
+        x = left + j * cell + cell / 2
+        parts.append(
+            f'<text x="{x:.1f}" y="{top - 8}" text-anchor="middle" font-size="12" '
+            f'fill="#333">{escape(label)}</text>'
+        )
+    for i, label in enumerate(rl):
+        y = top + i * cell + cell / 2 + 4
+        parts.append(
+            f'<text x="{left - 6}" y="{y:.1f}" text-anchor="end" font-size="12" '
+            f'fill="#333">{escape(label)}</text>'
+        )
+        for j in range(m):
+            v = float(arr[i, j])
+            t = (v - lo) / (hi - lo) if hi > lo and math.isfinite(v) else 0.0
+            x0, y0 = left + j * cell, top + i * cell
+            text_fill = "#ffffff" if t > 0.55 else "#111111"
+            parts.append(
+                f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" '
+                f'fill="{_heat_colour(t)}" stroke="#888" stroke-width="1"/>'
+            )
+            parts.append(
+                f'<text x="{x0 + cell / 2:.1f}" y="{y0 + cell / 2 + 4:.1f}" text-anchor="middle" '
+                f'font-size="12" fill="{text_fill}">{escape(format_number(v))}</text>'
+            )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+# --------------------------------------------------------------------------------------------
+# Answer forms
+
+
+@dataclass
+class GridCell:
+    """One input of an answer grid."""
+
+    name: str
+    id: str
+    label: str
+    value: str = ""
+    given: bool = False
+    mark: bool | None = None  # True right, False wrong, None not graded / unknown
+    invalid: bool = False  # the cell an invalid answer's problem is in
+
+
+@dataclass
+class ChoiceView:
+    value: str
+    id: str
+    html: Markup
+    checked: bool = False
+
+
+@dataclass
+class FormView:
+    """What the exercise page's answer form shows.
+
+    ``mode``: ``grid`` (grid of inputs and a paste box), ``text`` (paste box only), ``single``
+    (one input: scalar or index), ``choice`` (radio buttons).
+    """
+
+    mode: str
+    type: str
+    grid: list[list[GridCell]] = field(default_factory=list)
+    row_labels: list[str] = field(default_factory=list)
+    col_labels: list[str] = field(default_factory=list)
+    text: str = ""
+    choices: list[ChoiceView] = field(default_factory=list)
+    shape_text: str = ""
+
+
+def grid_shape(form: Any) -> tuple[int, int] | None:
+    """(rows, columns) of the input grid for an ``AnswerForm``, or None when it has no grid.
+
+    Matrices and partly filled matrices use their shape; a vector of length n is a column of n
+    inputs; ``point_on_line`` asks for ``count`` rows of one input per unknown.
+    """
+    if form.type == "point_on_line":
+        unknowns = form.unknowns or ["x", "y"]
+        return (max(1, int(form.count or 1)), len(unknowns))
+    if form.type not in ("vector", "matrix", "partial_matrix") or not form.show_shape:
+        return None
+    shape = tuple(form.shape or ())
+    if form.type == "vector" and len(shape) == 1:
+        return (int(shape[0]), 1)
+    if len(shape) == 2:
+        return (int(shape[0]), int(shape[1]))
+    return None
+
+
+def _flat_marks(cells: Any, rows: int, cols: int) -> list[list[bool | None]] | None:
+    if not isinstance(cells, list):
+        return None
+    arr = np.asarray(cells, dtype=object)
+    if arr.size != rows * cols:
+        return None
+    flat = [bool(v) if isinstance(v, bool | np.bool_) else None for v in arr.reshape(-1).tolist()]
+    return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
+
+
+def build_form_view(
+    form: Any,
+    *,
+    answer: str | list[list[str]] | None = None,
+    cells: Any = None,
+    invalid_cell: Any = None,
+) -> FormView:
+    """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
+    marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
+    row None for a vector entry) highlights the cell an invalid answer's problem is in."""
+    text_value = answer if isinstance(answer, str) else ""
+    if form.type == "choice":
+        choices = [
+            ChoiceView(
+                value=str(i + CHOICE_BASE),
+                id=f"choice-{i}",
+                html=markdown_html(c),
+                checked=(text_value.strip() == str(i + CHOICE_BASE)),
+            )
+            for i, c in enumerate(form.choices or [])
+        ]
+        return FormView(mode="choice", type=form.type, choices=choices)
+    shape = grid_shape(form)
+    if shape is None:
+        if form.type in ("scalar", "index"):
+            return FormView(mode="single", type=form.type, text=text_value)
+        return FormView(mode="text", type=form.type, text=text_value)
+    rows, cols = shape
+    if form.type == "point_on_line":
+        col_labels = list(form.unknowns or ["x", "y"])
+        row_labels = [f"Point {i + 1}" for i in range(rows)] if rows > 1 else ["Point"]
+    else:
+        col_labels = list(form.col_labels or []) if form.col_labels else []
+        row_labels = list(form.row_labels or []) if form.row_labels else []
+        if form.type == "vector" and not row_labels and form.unknowns:
+            row_labels = list(form.unknowns)
+    if len(col_labels) != cols:
+        col_labels = [f"column {j + 1}" for j in range(cols)] if cols > 1 else [""]
+    if len(row_labels) != rows:
+        row_labels = [f"row {i + 1}" for i in range(rows)]
+    posted = answer if isinstance(answer, list) else None
+    marks = _flat_marks(cells, rows, cols)
+    bad: tuple[int, int] | None = None
+    if posted is not None and isinstance(invalid_cell, list | tuple) and len(invalid_cell) == 2:
+        r_, c_ = invalid_cell
+        if r_ is None and isinstance(c_, int):
+            bad = (c_ - 1, 0) if cols == 1 else (0, c_ - 1)
+        elif isinstance(r_, int) and isinstance(c_, int):
+            bad = (r_ - 1, c_ - 1)
+    given = form.given if form.type == "partial_matrix" else None
+    grid: list[list[GridCell]] = []
+    for r in range(rows):
+        row_cells = []
+        for c in range(cols):
+            g = None
+            if given is not None and r < len(given) and c < len(given[r]):
+                g = given[r][c]
+            value = ""
+            if g is not None:
+                value = str(g)
+            elif posted is not None and r < len(posted) and c < len(posted[r]):
+                value = str(posted[r][c])
+            label_parts = [p for p in (row_labels[r], col_labels[c]) if p]
+            row_cells.append(
+                GridCell(
+                    name=CELL_NAME.format(r=r, c=c),
+                    id=f"cell-{r}-{c}",
+                    label=", ".join(label_parts) or "value",
+                    value=value,
+                    given=g is not None,
+                    mark=None if (marks is None or g is not None) else marks[r][c],
+                    invalid=bad == (r, c),
+                )
+            )
+        grid.append(row_cells)
+    shape_text = f"{rows} × {cols}" if form.type != "vector" else f"{rows} entries"
+    return FormView(
+        mode="grid",
+        type=form.type,
+        grid=grid,
+        row_labels=row_labels,
+        col_labels=col_labels,
+        text=text_value,
+        shape_text=shape_text,
+    )
+
+
+def read_posted_answer(form: Any, data: Any) -> str | list[list[str]] | None:
+    """The answer in posted form ``data`` (a MultiDict) for ``AnswerForm`` ``form``.
+
+    ``answer`` (text) wins when the paste box was submitted (``data["via"] == "text"``) or the form
+    has no grid; otherwise the grid's ``cell-r-c`` fields, with given cells of a partly filled
+    matrix taken from the exercise, not from the request.  Missing cells are empty strings.
+    Returns None when no answer field was posted at all.
+    """
+    shape = grid_shape(form) if form.type != "choice" else None
+    if shape is None or data.get("via") == "text":
+        value = data.get("answer")
+        return None if value is None else str(value)
+    rows, cols = shape
+    given = form.given if form.type == "partial_matrix" else None
+    grid: list[list[str]] = []
+    any_field = False
+    for r in range(rows):
+        row = []
+        for c in range(cols):
+            g = None
+            if given is not None and r < len(given) and c < len(given[r]):
+                g = given[r][c]
+            raw = data.get(CELL_NAME.format(r=r, c=c))
+            if raw is not None:
+                any_field = True
+            row.append(str(g) if g is not None else (raw or ""))
+        grid.append(row)
+    return grid if any_field else None

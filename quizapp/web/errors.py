@@ -1,0 +1,90 @@
+"""Error pages: HTML for the pages, ``{"error": message}`` JSON under ``/api/``.
+
+Every HTTP error (400, 401, 403, 404, 405, 409, 413, 429, ...) and every ``ServiceError`` is
+answered with a clear message.  An unexpected exception is logged and answered 500 without
+details (no stack trace, no data).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from quizapp.services import ServiceError
+
+log = logging.getLogger(__name__)
+
+MESSAGES = {
+    400: "The request could not be understood.",
+    401: "Sign in first.",
+    403: "You may not see this page.",
+    404: "There is no such page.",
+    405: "This method is not allowed here.",
+    409: "This cannot be done in the current state.",
+    413: "The request is too large.",
+    429: "Too many requests; wait a moment and try again.",
+    500: "Something went wrong on our side; it has been logged.",
+    503: "This is not available right now; try again later.",
+}
+
+
+def wants_json() -> bool:
+    """True for API paths (they always answer JSON)."""
+    return request.path.startswith("/api/")
+
+
+def error_response(status: int, message: str | None = None) -> tuple[Response | str, int]:
+    """The error answer for ``status``: JSON under /api/, else the HTML error page."""
+    message = message or MESSAGES.get(status, "Error.")
+    if wants_json():
+        return jsonify({"error": message}), status
+    return render_template("errors/error.html", status=status, message=message), status
+
+
+def register(app: Flask) -> None:
+    """Install the handlers on ``app``."""
+
+    @app.errorhandler(CSRFError)
+    def _csrf(err: CSRFError) -> tuple[Response | str, int]:
+        return error_response(
+            400,
+            "The form's security token is missing or expired; reload the page and try again "
+            f"({err.description})",
+        )
+
+    @app.errorhandler(ServiceError)
+    def _service(err: ServiceError) -> tuple[Response | str, int]:
+        return error_response(err.status, err.message)
+
+    @app.errorhandler(HTTPException)
+    def _http(err: HTTPException) -> tuple[Response | str, int] | HTTPException:
+        status = err.code or 500
+        if status < 400:
+            return err
+        message = MESSAGES.get(status)
+        if status == 413:
+            limit = app.config.get("MAX_CONTENT_LENGTH")
+            message = f"The request is too large (at most {limit} bytes)." if limit else message
+        elif status == 429:
+            message = f"Too many requests ({err.description}); wait a moment and try again."
+        elif status in (400, 403, 409) and err.description and not _is_default(err):
+            message = err.description
+        resp, code = error_response(status, message)
+        if status == 405 and hasattr(err, "valid_methods") and err.valid_methods:
+            if isinstance(resp, Response):
+                resp.headers["Allow"] = ", ".join(err.valid_methods)
+        return resp, code
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception) -> tuple[Response | str, int]:
+        if isinstance(err, HTTPException):
+            return _http(err)  # type: ignore[return-value]
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return error_response(500)
+
+
+def _is_default(err: HTTPException) -> bool:
+    return err.description == type(err).description

@@ -1,0 +1,178 @@
+"""The student's pages: quiz list, exercise (answer, verdict, worked solution), progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_required
+from werkzeug.wrappers import Response
+
+from quizapp import services
+from quizapp.models import Exercise, Submission, User, Variant, db
+from quizapp.web import display
+from quizapp.web.extensions import limit, limiter
+from quizapp.web.forms import EmptyForm
+
+bp = Blueprint("student", __name__)
+
+
+def _user() -> User:
+    return current_user._get_current_object()  # type: ignore[no-any-return]
+
+
+@bp.route("/")
+@login_required
+def home() -> str:
+    quizzes = services.quiz_summaries(db.session, _user())
+    return render_template("student/home.html", quizzes=quizzes)
+
+
+@bp.route("/progress")
+@login_required
+def progress() -> str:
+    quizzes = services.quiz_summaries(db.session, _user())
+    total = sum(q.points_earned for q in quizzes)
+    available = sum(q.points_available for q in quizzes)
+    return render_template(
+        "student/progress.html", quizzes=quizzes, total=total, available=available
+    )
+
+
+def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
+    steps = []
+    for step in bank_variant.solution:
+        value = getattr(step, "value", None)
+        steps.append(
+            {
+                "title": step.title,
+                "text": display.markdown_html(step.text),
+                "value": display.value_html(value) if value is not None else None,
+                "heatmap": display.heatmap_svg(
+                    value, step.row_labels, step.col_labels, title=step.title
+                )
+                if getattr(step, "heatmap", False) and value is not None
+                else None,
+            }
+        )
+    return steps
+
+
+def _expected_view(bank_variant: Any) -> dict[str, Any]:
+    from quizapp.bank import expected_answer_text
+
+    try:
+        text = expected_answer_text(bank_variant)
+    except Exception:  # a kind without a canonical text: show the value only
+        text = ""
+    form = bank_variant.answer_form
+    value_html = None
+    if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
+        value_html = display.value_html(bank_variant.expected)
+    return {"text": text, "html": value_html}
+
+
+def render_exercise(
+    exercise: Exercise,
+    *,
+    result: services.SubmitResult | None = None,
+    posted: str | list[list[str]] | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> tuple[str, int]:
+    """Render the exercise page for the signed-in student (their current variant)."""
+    user = _user()
+    secret = current_app.config["QUIZAPP_SEED_SECRET"]
+    variant = services.get_or_create_variant(db.session, user, exercise, secret)
+    bank_variant = services.generate_variant(variant)
+    state = services.variant_state(db.session, variant)
+    submissions = services.variant_submissions(db.session, variant)
+    current: Submission | None = result.submission if result else None
+    if current is None and posted is None and submissions:
+        current = submissions[-1]
+    if posted is not None:
+        answer = posted
+    elif current is not None:
+        answer = services.decode_raw_answer(current.answer_format, current.raw_answer)
+    else:
+        answer = None
+    cells = current.cells if current is not None else None
+    invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
+    form_view = display.build_form_view(
+        bank_variant.answer_form, answer=answer, cells=cells, invalid_cell=invalid_cell
+    )
+    quiz = exercise.quiz
+    now = services.utcnow()
+    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    context = {
+        "exercise": exercise,
+        "quiz": quiz,
+        "variant": variant,
+        "bank_variant": bank_variant,
+        "prompt_html": display.markdown_html(bank_variant.prompt),
+        "hints": [display.markdown_html(h) for h in (bank_variant.hints or [])],
+        "state": state,
+        "submissions": list(reversed(submissions)),
+        "current": current,
+        "result": result,
+        "form": form_view,
+        "error": error,
+        "closed": closed,
+        "csrf_form": EmptyForm(),
+        "finished": state.finished,
+        "solution": _solution_view(bank_variant) if state.finished else None,
+        "expected": _expected_view(bank_variant) if state.finished else None,
+        "can_practice": state.finished and exercise.practice,
+        "decode": services.decode_raw_answer,
+    }
+    return render_template("student/exercise.html", **context), status
+
+
+@bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
+@login_required
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
+def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
+    exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+    services.check_quiz_visible(exercise.quiz, _user())
+    if request.method == "GET":
+        return render_exercise(exercise)
+    secret = current_app.config["QUIZAPP_SEED_SECRET"]
+    variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+    bank_variant = services.generate_variant(variant)
+    posted = display.read_posted_answer(bank_variant.answer_form, request.form)
+    if posted is None or (isinstance(posted, str) and not posted.strip()):
+        return render_exercise(
+            exercise, posted=posted, error="Type an answer before submitting.", status=400
+        )
+    try:
+        result = services.submit(
+            db.session, _user(), exercise.id, posted, seed_secret=secret, source="web"
+        )
+    except services.BadRequest as err:
+        return render_exercise(exercise, posted=None, error=err.message, status=400)
+    except (services.Conflict, services.Forbidden) as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
+    keep = posted if result.verdict.get("status") == "invalid" else None
+    return render_exercise(exercise, result=result, posted=keep)
+
+
+@bp.route("/exercises/<quiz_id>/<name>/new-variant", methods=["POST"])
+@login_required
+def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
+    exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+    services.check_quiz_visible(exercise.quiz, _user())
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
+    try:
+        variant: Variant = services.new_practice_variant(
+            db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+        )
+    except services.Conflict as err:
+        return render_exercise(exercise, error=err.message, status=409)
+    flash(
+        f"This is variant {variant.variant_number}: new numbers, for practice "
+        "(your score stays that of variant 1).",
+        "info",
+    )
+    return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))

@@ -1,0 +1,165 @@
+"""Helpers shared by the web, API, service and migration tests (no tests in this module).
+
+``make_app(tmp_path)`` builds an app on a fresh SQLite file in ``tmp_path``, migrated to head.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from quizapp import models
+from quizapp.web import create_app
+from quizapp.web.database import upgrade_database
+
+REPO = Path(__file__).resolve().parent.parent
+EXERCISES = REPO / "exercises"
+
+# Cheaper scrypt parameters for the tests' many accounts (still scrypt; hashes carry their
+# parameters, so verification is unchanged).  Production uses Werkzeug's defaults.
+models.PASSWORD_METHOD = "scrypt:4096:8:1"
+
+_TEMPLATES: dict[str, Path] = {}
+
+
+def make_app(tmp_path: Path, **config: Any) -> Flask:
+    """An app on ``tmp_path/quizapp.sqlite``, migrated; ``config`` overrides settings."""
+    base: dict[str, Any] = {
+        "INSTANCE_PATH": tmp_path / "instance",
+        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quizapp.sqlite'}",
+        "TESTING": True,
+        "QUIZAPP_EXERCISES": EXERCISES,
+    }
+    base.update(config)
+    app = create_app(base)
+    upgrade_database(app)
+    return app
+
+
+def csrf_from(html: str) -> str:
+    """The CSRF token of the first form in ``html``."""
+    m = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html)
+    assert m, "no CSRF token in the page"
+    return m.group(1)
+
+
+def register(
+    client: FlaskClient, username: str, password: str = "correct horse", **extra: str
+) -> Any:
+    page = client.get("/register")
+    data = {
+        "csrf_token": csrf_from(page.get_data(as_text=True)),
+        "username": username,
+        "password": password,
+        "confirm": password,
+        "display_name": extra.pop("display_name", ""),
+        "email": extra.pop("email", ""),
+    }
+    data.update(extra)
+    return client.post("/register", data=data)
+
+
+def login(client: FlaskClient, username: str, password: str = "correct horse", **extra: Any) -> Any:
+    page = client.get("/login")
+    data = {
+        "csrf_token": csrf_from(page.get_data(as_text=True)),
+        "username": username,
+        "password": password,
+    }
+    return client.post("/login" + extra.pop("query", ""), data=data, **extra)
+
+
+def bank_available() -> bool:
+    """True when the real exercise bank (``quizapp.bank.load_bank`` and ``exercises/``) exists."""
+    try:
+        from quizapp.bank import load_bank  # noqa: F401
+    except ImportError:
+        return False
+    return EXERCISES.is_dir()
+
+
+def synced_app(tmp_path: Path, **config: Any) -> Flask:
+    """``make_app`` with the repository's ``exercises/`` synced into the database."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from quizapp import services
+    from quizapp.models import db
+
+    if "SQLALCHEMY_DATABASE_URI" not in config and not (tmp_path / "quizapp.sqlite").exists():
+        # Sync once per test session into a template database, then copy it (the bank is the
+        # same for every test; syncing takes seconds).
+        template = _TEMPLATES.get("synced")
+        if template is None:
+            where = Path(tempfile.mkdtemp(prefix="quizapp-template-"))
+            app = make_app(where)
+            with app.app_context():
+                report = services.sync_folder(db.session, EXERCISES)
+                assert report.errors == [], report.errors
+                db.engine.dispose()
+            template = where / "quizapp.sqlite"
+            with sqlite3.connect(template) as conn:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            _TEMPLATES["synced"] = template
+        shutil.copyfile(template, tmp_path / "quizapp.sqlite")
+        return make_app(tmp_path, **config)
+    app = make_app(tmp_path, **config)
+    with app.app_context():
+        report = services.sync_folder(db.session, EXERCISES)
+    assert report.errors == [], report.errors
+    return app
+
+
+def student(app: Flask, username: str = "ana") -> FlaskClient:
+    """A test client signed in as a newly registered student ``username``."""
+    client = app.test_client()
+    resp = register(client, username)
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:500]
+    return client
+
+
+def url_of(exercise_id: str) -> str:
+    return "/exercises/" + exercise_id
+
+
+def bank_variant_of(app: Flask, username: str, exercise_id: str) -> Any:
+    """The bank ``Variant`` the student ``username`` currently sees for ``exercise_id``."""
+    from quizapp import services
+    from quizapp.models import Exercise, db
+
+    with app.app_context():
+        user = services.find_user(db.session, username)
+        exercise = db.session.get(Exercise, exercise_id)
+        row = services.get_or_create_variant(
+            db.session, user, exercise, app.config["QUIZAPP_SEED_SECRET"]
+        )
+        return services.generate_variant(row)
+
+
+def post_cells(client: FlaskClient, exercise_id: str, grid: Any) -> Any:
+    """Submit ``grid`` (rows of values) through the exercise page's grid form."""
+    page = client.get(url_of(exercise_id)).get_data(as_text=True)
+    data = {"csrf_token": csrf_from(page), "via": "cells"}
+    for r, row in enumerate(grid):
+        for c, value in enumerate(row):
+            data[f"cell-{r}-{c}"] = str(value)
+    return client.post(url_of(exercise_id), data=data)
+
+
+def post_text(client: FlaskClient, exercise_id: str, text: str, via: str = "text") -> Any:
+    """Submit ``text`` through the paste box (or the single input / choices: ``via=""``)."""
+    page = client.get(url_of(exercise_id)).get_data(as_text=True)
+    data = {"csrf_token": csrf_from(page), "answer": text}
+    if via:
+        data["via"] = via
+    return client.post(url_of(exercise_id), data=data)
+
+
+def fmt(x: float) -> str:
+    """A number as a student would type it, to 6 decimals."""
+    return f"{float(x):.6f}"
