@@ -58,6 +58,8 @@ class Verdict:
     ``cells`` is a boolean grid (list of rows) shaped like the expected value when the answer
     parsed and had the right shape, else ``None``.  ``score`` is in [0, 1].  ``parsed`` is the
     parsed answer as plain JSON data (float, or list of lists of floats), or ``None`` when invalid.
+    ``invalid_cell`` is, for an ``invalid`` verdict whose problem is in one cell, its 1-based
+    ``(row, column)`` (``row`` is ``None`` for an entry of a 1-D vector), so a form can highlight it.
     """
 
     status: Status
@@ -66,6 +68,7 @@ class Verdict:
     cells: list[list[bool]] | None = None
     mistakes: list[Mistake] = field(default_factory=list)
     parsed: Any = None
+    invalid_cell: tuple[int | None, int | None] | None = None
 
     @property
     def mistake_codes(self) -> list[str]:

@@ -1,0 +1,5 @@
+"""Allow ``python -m quizapp.cli``."""
+
+from quizapp.cli import main
+
+main()

@@ -1,0 +1,169 @@
+"""``quizapp grade``: would this answer be accepted?  Pure: no app, no database.
+
+Two forms (the contract in design.md):
+
+- ``quizapp grade --expected TEXT --answer TEXT [--rtol R --atol A | --sigfig N | --decdig N]``
+  grades a literal answer against a literal expected value (both in the answer syntax of
+  :mod:`quizapp.grading.parse`);
+- ``quizapp grade EXERCISE_ID --seed N --answer TEXT [--bank PATH]`` grades against the variant
+  ``seed`` of a bank exercise, with the exercise's own tolerance and detectors.
+
+``--json`` prints exactly one JSON object ``{"status", "score", "message", "cells", "mistakes"}``.
+Exit status 0 whenever an answer was judged (``invalid`` included), 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+from quizapp.cli._group import main
+from quizapp.grading import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, Verdict, grade
+
+
+def _tolerance(
+    rtol: float | None, atol: float | None, sigfig: int | None, decdig: int | None
+) -> Tolerance:
+    modes = [
+        name
+        for name, given in (
+            ("--rtol/--atol", rtol is not None or atol is not None),
+            ("--sigfig", sigfig is not None),
+            ("--decdig", decdig is not None),
+        )
+        if given
+    ]
+    if len(modes) > 1:
+        raise click.UsageError(f"choose one tolerance mode, not {' and '.join(modes)}")
+    if sigfig is not None:
+        if not 1 <= sigfig <= 17:
+            raise click.BadParameter("must be between 1 and 17", param_hint="--sigfig")
+        return Tolerance("sigfig", digits=sigfig)
+    if decdig is not None:
+        if not -15 <= decdig <= 15:
+            raise click.BadParameter("must be between -15 and 15", param_hint="--decdig")
+        return Tolerance("decdig", digits=decdig)
+    rtol = DEFAULT_RTOL if rtol is None else rtol
+    atol = DEFAULT_ATOL if atol is None else atol
+    for name, value in (("--rtol", rtol), ("--atol", atol)):
+        if not math.isfinite(value) or value < 0:
+            raise click.BadParameter("must be a finite number >= 0", param_hint=name)
+    return Tolerance("relabs", rtol=rtol, atol=atol)
+
+
+def _grade_exercise(exercise_id: str, seed: int, answer: str, bank_root: Path) -> Verdict:
+    """Grade against variant ``seed`` of a bank exercise (needs ``quizapp.bank``'s public API)."""
+    try:
+        bank_module: Any = importlib.import_module("quizapp.bank")
+    except ImportError as exc:  # pragma: no cover - the package ships with quizapp
+        raise click.UsageError(f"the exercise bank cannot be imported: {exc}") from None
+    load_bank = getattr(bank_module, "load_bank", None)
+    grade_answer = getattr(bank_module, "grade_answer", None)
+    if load_bank is None or grade_answer is None:
+        raise click.UsageError(
+            "grading against an exercise needs quizapp.bank.load_bank and "
+            "quizapp.bank.grade_answer, which this installation does not have yet; "
+            "use --expected instead"
+        )
+    if not bank_root.is_dir():
+        raise click.UsageError(f"no exercise bank at {bank_root} (use --bank PATH)")
+    bank = load_bank(bank_root)
+    exercise = bank.exercises.get(exercise_id)
+    if exercise is None:
+        problems = [str(e) for e in getattr(bank, "errors", []) if exercise_id in str(e)]
+        detail = ("; " + "; ".join(problems[:5])) if problems else ""
+        raise click.UsageError(f"no exercise {exercise_id!r} in {bank_root}{detail}")
+    try:
+        variant = exercise.generate(seed)
+    except Exception as exc:  # a broken exercise: say which, never a traceback
+        raise click.UsageError(
+            f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
+        ) from None
+    return grade_answer(variant, answer)
+
+
+def _print_verdict(verdict: Verdict) -> None:
+    click.echo(f"{verdict.status} (score {verdict.score:.4g})")
+    click.echo(verdict.message)
+    if verdict.cells is not None and sum(len(row) for row in verdict.cells) > 1:
+        click.echo("cells (ok = correct, X = wrong):")
+        for row in verdict.cells:
+            click.echo("  " + " ".join("ok" if ok else " X" for ok in row))
+    for mistake in verdict.mistakes:
+        click.echo(f"mistake {mistake.code}: {mistake.message}")
+
+
+@main.command("grade")
+@click.argument("exercise_id", required=False)
+@click.option("--expected", help="The expected value, e.g. '1/3' or '[[1, 2], [3, 4]]'.")
+@click.option("--answer", required=True, help="The answer as a student would type it.")
+@click.option("--rtol", type=float, help=f"Relative tolerance (default {DEFAULT_RTOL:g}).")
+@click.option("--atol", type=float, help=f"Absolute tolerance (default {DEFAULT_ATOL:g}).")
+@click.option("--sigfig", type=int, help="Accept agreement to N significant figures.")
+@click.option("--decdig", type=int, help="Accept agreement to N decimal places.")
+@click.option(
+    "--partial-credit/--no-partial-credit",
+    default=True,
+    show_default=True,
+    help="Score matrices by the fraction of correct entries.",
+)
+@click.option("--seed", type=int, help="With EXERCISE_ID: the variant's seed.")
+@click.option(
+    "--bank",
+    "bank_root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("exercises"),
+    show_default=True,
+    help="With EXERCISE_ID: the exercise bank's folder.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def grade_command(
+    exercise_id: str | None,
+    expected: str | None,
+    answer: str,
+    rtol: float | None,
+    atol: float | None,
+    sigfig: int | None,
+    decdig: int | None,
+    partial_credit: bool,
+    seed: int | None,
+    bank_root: Path,
+    as_json: bool,
+) -> None:
+    """Grade ANSWER against --expected (or against EXERCISE_ID's variant --seed) and print the
+    verdict.  Exit 0 when the answer was judged, invalid included; 2 on bad usage.
+
+    \b
+    Examples:
+      quizapp grade --expected 1/3 --answer 0.333
+      quizapp grade --expected '[[1,2],[3,4]]' --answer '[1 3; 2 4]' --json
+      quizapp grade --expected 0.2689 --answer 0.27 --decdig 2
+    """
+    tolerance_given = any(v is not None for v in (rtol, atol, sigfig, decdig))
+    if exercise_id is not None:
+        if expected is not None:
+            raise click.UsageError("give either EXERCISE_ID or --expected, not both")
+        if seed is None:
+            raise click.UsageError("grading against an exercise needs --seed N")
+        if tolerance_given:
+            raise click.UsageError("an exercise sets its own tolerance; drop --rtol/--atol/...")
+        verdict = _grade_exercise(exercise_id, seed, answer, bank_root)
+    else:
+        if expected is None:
+            raise click.UsageError("give --expected TEXT (or an EXERCISE_ID with --seed N)")
+        if seed is not None:
+            raise click.UsageError("--seed needs an EXERCISE_ID")
+        tolerance = _tolerance(rtol, atol, sigfig, decdig)
+        try:
+            verdict = grade(expected, answer, tolerance=tolerance, partial_credit=partial_credit)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--expected") from None
+    if as_json:
+        click.echo(json.dumps(verdict.to_dict()))
+    else:
+        _print_verdict(verdict)

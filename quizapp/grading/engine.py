@@ -1,0 +1,217 @@
+"""``grade``: turn a student's raw answer into a :class:`Verdict` against an expected value."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from quizapp.grading.compare import cells_close, check_tolerance
+from quizapp.grading.mistakes import run_detectors
+from quizapp.grading.parse import InvalidAnswer, parse_answer, parse_number
+from quizapp.grading.types import Tolerance, Verdict
+
+
+def _as_expected(expected: Any) -> np.ndarray:
+    if isinstance(expected, str):
+        try:
+            arr = parse_answer(expected)
+        except InvalidAnswer as exc:
+            raise ValueError(f"expected value {expected!r} does not parse: {exc.message}") from None
+    else:
+        arr = np.asarray(expected, dtype=float)
+    if arr.ndim > 2:
+        raise ValueError(f"expected value must be 0-D, 1-D or 2-D, not {arr.ndim}-D")
+    if arr.size == 0:
+        raise ValueError("expected value is empty")
+    if not np.isfinite(arr).all():
+        raise ValueError("expected value contains NaN or infinity")
+    return arr
+
+
+def describe_shape(shape: tuple[int, ...]) -> str:
+    """'a single number', 'a vector of 3 entries', 'a 2×3 matrix'."""
+    if len(shape) == 0:
+        return "a single number"
+    if len(shape) == 1:
+        return f"a vector of {shape[0]} entr{'y' if shape[0] == 1 else 'ies'}"
+    return f"a {shape[0]}×{shape[1]} matrix"
+
+
+def align_shape(answer: np.ndarray, expected_shape: tuple[int, ...]) -> np.ndarray | None:
+    """Return ``answer`` reshaped to ``expected_shape`` when it is the same answer, else ``None``.
+
+    Same shape: as is.  A 0-D or 1-D expected value (no orientation) accepts any answer with the
+    same entries in the same order once length-1 axes are dropped: a row, a column, ``[5]`` for 5.
+    A 0-D or 1-D answer likewise fits a 2-D expected row or column.  Two 2-D shapes must match
+    exactly (a row is not a column).
+    """
+    if answer.shape == expected_shape:
+        return answer
+    if len(expected_shape) == 2 and answer.ndim == 2:
+        return None
+    squeeze = tuple(n for n in answer.shape if n != 1)
+    if squeeze == tuple(n for n in expected_shape if n != 1):
+        return answer.reshape(expected_shape)
+    return None
+
+
+def _grid(mask_or_cells: np.ndarray) -> list[list[bool]]:
+    arr = np.asarray(mask_or_cells, dtype=bool)
+    if arr.ndim == 0:
+        return [[bool(arr)]]
+    if arr.ndim == 1:
+        return [[bool(x) for x in arr]]
+    return [[bool(x) for x in row] for row in arr]
+
+
+def _plain(arr: np.ndarray) -> Any:
+    if arr.ndim == 0:
+        return float(arr)
+    return np.where(np.isnan(arr), None, arr).tolist() if np.isnan(arr).any() else arr.tolist()
+
+
+_UNBRACKETED_SCALAR = re.compile(r"[^\[\]\n;\t]*\Z")
+
+
+def grade(
+    expected: Any,
+    answer: str | Sequence[Sequence[str]],
+    *,
+    tolerance: Tolerance = Tolerance(),  # noqa: B008 (frozen dataclass)
+    partial_credit: bool = True,
+    mask: np.ndarray | None = None,
+    detectors: Sequence[str] = (),
+    context: Mapping[str, Any] | None = None,
+) -> Verdict:
+    """Grade one answer.
+
+    - ``expected``: a float or array-like (0-D, 1-D or 2-D), or text in the answer syntax (the
+      CLI's ``--expected``).  Must be finite.
+    - ``answer``: the raw text, or a grid (list of rows of cell strings, as the web form posts it).
+      For a 0-D expected value, text without brackets, newlines, ``;`` or tabs is read as one
+      number (:func:`parse_number`), so ``1,5`` is a decimal-comma error, not two entries.
+    - ``tolerance``: see :mod:`quizapp.grading.compare` (defaults: PrairieLearn's rtol 1e-2,
+      atol 1e-8).
+    - ``partial_credit``: score = fraction of correct graded cells (status ``partial``); without
+      it any wrong cell scores 0.
+    - ``mask``: bool array shaped like ``expected``, True = graded cell; other cells may be blank
+      and are ignored (partly filled matrices).  Their marks in ``cells`` are True.
+    - ``detectors``: codes of kind-specific mistake detectors to run on wrong answers, besides the
+      generic ones.  ``context``: data for them (``tolerance`` and ``mask`` are added).
+
+    Returns a :class:`Verdict`: ``invalid`` (score 0, no attempt used) when the answer cannot be
+    read; ``incorrect`` for a wrong shape (message names both shapes, ``cells`` None); otherwise
+    per-cell marks in ``cells`` (a 1-D value is one row) and ``correct`` only when every graded cell
+    is (a mask with no graded cell is trivially correct).  ``mistakes`` lists detected
+    misconceptions for wrong answers; they never change the score.
+
+    One scoring rule concerns orientation: a square answer equal to the transpose of a
+    non-symmetric expected matrix is ``incorrect`` with score 0, as a transposed non-square matrix
+    is (its shape is wrong); its diagonal earns no partial credit.  (The ``transpose`` detector
+    names the mistake in both cases; this rule, not the detector, sets the score.)
+
+    Raises ``ValueError`` only for the caller's bugs: an unusable ``expected``, ``tolerance`` or
+    ``mask``, or an unregistered detector code.  Never for anything in ``answer``.
+    """
+    exp = _as_expected(expected)
+    check_tolerance(tolerance)
+    graded = np.ones(exp.shape, dtype=bool)
+    if mask is not None:
+        graded = np.asarray(mask, dtype=bool)
+        if graded.shape != exp.shape:
+            raise ValueError(f"mask shape {graded.shape} differs from expected shape {exp.shape}")
+    allow_blank = mask is not None and not graded.all()
+
+    try:
+        if exp.ndim == 0 and isinstance(answer, str) and _UNBRACKETED_SCALAR.match(answer.strip()):
+            ans = np.asarray(parse_number(answer), dtype=float)
+        else:
+            ans = parse_answer(answer, allow_blank=allow_blank)
+    except InvalidAnswer as exc:
+        cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
+        return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
+    except RecursionError:  # defence in depth: the parser bounds nesting well below this
+        return Verdict("invalid", 0.0, "The answer is nested too deeply.")
+
+    ctx: dict[str, Any] = dict(context or {})
+    ctx.setdefault("tolerance", tolerance)
+    ctx.setdefault("mask", None if mask is None else graded)
+
+    aligned = align_shape(ans, exp.shape)
+    if aligned is None:
+        if np.isnan(ans).any():
+            return _blank_verdict(ans, np.ones(ans.shape, dtype=bool))
+        message = (
+            f"Your answer is {describe_shape(ans.shape)}, but {describe_shape(exp.shape)} is "
+            "asked for."
+        )
+        if _decimal_comma_fits(answer, exp.shape):
+            message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
+        mistakes = run_detectors(ans, exp, ctx, detectors)
+        return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
+
+    blank = np.isnan(aligned) & graded
+    if blank.any():
+        return _blank_verdict(aligned, graded)
+
+    close = cells_close(aligned, exp, tolerance) | ~graded
+    total = int(graded.sum())
+    right = int((close & graded).sum())
+    cells = _grid(close)
+    if right == total:
+        return Verdict("correct", 1.0, "Correct.", cells, [], _plain(aligned))
+
+    mistakes = run_detectors(aligned, exp, ctx, detectors)
+    if _is_transposed(aligned, exp, graded, tolerance):
+        # Same rule as a wrong shape: a square matrix typed transposed is the wrong matrix, so its
+        # diagonal earns no partial credit (a 2x3 typed as 3x2 already scores 0 for its shape).
+        message = "Incorrect: your rows and columns are swapped, so no entry counts."
+        return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
+    if total == 1:
+        message = f"Incorrect: your answer was read as {_number(aligned[graded][0])}."
+        return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
+    counted = f"{right} of {total} entries are correct."
+    if right > 0 and partial_credit:
+        return Verdict("partial", right / total, counted, cells, mistakes, _plain(aligned))
+    return Verdict("incorrect", 0.0, f"Incorrect: {counted}", cells, mistakes, _plain(aligned))
+
+
+def _is_transposed(
+    answer: np.ndarray, expected: np.ndarray, graded: np.ndarray, tolerance: Tolerance
+) -> bool:
+    """A square, non-symmetric expected matrix whose transpose matches every graded cell."""
+    if expected.ndim != 2 or expected.shape[0] != expected.shape[1] or expected.shape[0] < 2:
+        return False
+    if cells_close(expected, expected.T, tolerance)[graded].all():
+        return False
+    return bool(cells_close(answer, expected.T, tolerance)[graded].all())
+
+
+def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:
+    """Would the answer have the right shape if ``1,5`` meant 1.5?  (Hint for the message.)"""
+    if not isinstance(answer, str) or not re.search(r"[0-9],[0-9]", answer):
+        return False
+    try:
+        fixed = parse_answer(re.sub(r"(?<=[0-9]),(?=[0-9])", ".", answer))
+    except InvalidAnswer:
+        return False
+    return align_shape(fixed, shape) is not None
+
+
+def _number(x: float) -> str:
+    return f"{float(x):.15g}"
+
+
+def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:
+    """The invalid verdict for the first blank graded cell of ``arr`` (NaN marks a blank)."""
+    idx = tuple(int(i) for i in np.argwhere(np.isnan(arr) & graded)[0])
+    if len(idx) == 2:
+        r, c = idx[0] + 1, idx[1] + 1
+        return Verdict("invalid", 0.0, f"Row {r}, column {c} is empty.", invalid_cell=(r, c))
+    if len(idx) == 1:
+        c = idx[0] + 1
+        return Verdict("invalid", 0.0, f"Entry {c} is empty.", invalid_cell=(None, c))
+    return Verdict("invalid", 0.0, "The answer is empty.")

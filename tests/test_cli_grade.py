@@ -1,0 +1,177 @@
+"""`quizapp grade`: output, JSON contract, exit codes (click's CliRunner)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from quizapp.cli import main
+from quizapp.grading import Tolerance, Verdict, grade
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, ["grade", *args])
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1  # exactly one JSON object
+    return json.loads(lines[0])
+
+
+def test_json_correct() -> None:
+    out = run_json("--expected", "1/3", "--answer", "0.333")
+    assert out == {
+        "status": "correct",
+        "score": 1.0,
+        "message": "Correct.",
+        "cells": [[True]],
+        "mistakes": [],
+    }
+
+
+def test_json_matrix_partial_and_mistakes() -> None:
+    out = run_json("--expected", "[[1,2],[3,4]]", "--answer", "[1 2; 3 5]")
+    assert out["status"] == "partial" and out["score"] == 0.75
+    assert out["cells"] == [[True, True], [True, False]]
+    out = run_json("--expected", "[[1,2],[3,4]]", "--answer", "[[2,4],[6,8]]")
+    assert out["status"] == "incorrect" and out["mistakes"] == ["scale"]
+    out = run_json(
+        "--expected", "[[1,2],[3,4]]", "--answer", "[[1,2],[3,5]]", "--no-partial-credit"
+    )
+    assert (out["status"], out["score"]) == ("incorrect", 0.0)
+
+
+def test_json_invalid_exits_zero() -> None:
+    out = run_json("--expected", "1", "--answer", "9^9^9")
+    assert out["status"] == "invalid" and out["cells"] is None and out["score"] == 0.0
+    out = run_json("--expected", "1", "--answer", "")
+    assert out["status"] == "invalid" and out["message"] == "The answer is empty."
+
+
+def test_negative_answer_is_not_an_option() -> None:
+    assert run_json("--expected", "-3", "--answer", "-3")["status"] == "correct"
+    assert run_json("--expected", "-3", "--answer", "−3")["status"] == "correct"
+
+
+@pytest.mark.parametrize(
+    ("args", "tolerance"),
+    [
+        (["--decdig", "2"], Tolerance("decdig", digits=2)),
+        (["--sigfig", "3"], Tolerance("sigfig", digits=3)),
+        (["--rtol", "0", "--atol", "0.1"], Tolerance("relabs", rtol=0.0, atol=0.1)),
+        (["--rtol", "0"], Tolerance("relabs", rtol=0.0, atol=1e-8)),
+        (["--atol", "0"], Tolerance("relabs", rtol=1e-2, atol=0.0)),
+        ([], Tolerance()),
+    ],
+)
+def test_tolerance_options_reach_the_grader(args: list[str], tolerance: Tolerance) -> None:
+    for expected, answer in [
+        ("0.2689", "0.27"),
+        ("0.2689", "0.2641"),
+        ("0.3", "0.4"),
+        ("0", "1e-9"),
+    ]:
+        out = run_json("--expected", expected, "--answer", answer, *args)
+        assert out["status"] == grade(expected, answer, tolerance=tolerance).status
+
+
+def test_human_output() -> None:
+    result = run("--expected", "[[1,2],[3,4]]", "--answer", "[[1,3],[2,4]]")
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "incorrect (score 0)",
+        "Incorrect: your rows and columns are swapped, so no entry counts.",
+        "cells (ok = correct, X = wrong):",
+        "  ok  X",
+        "   X ok",
+        "mistake transpose: You transposed the matrix: your rows are the columns of the right answer.",
+    ]
+    result = run("--expected", "1", "--answer", "1")
+    assert result.output.splitlines() == ["correct (score 1)", "Correct."]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (
+            ["--expected", "1", "--answer", "1", "--sigfig", "2", "--rtol", "0.1"],
+            "choose one tolerance mode",
+        ),
+        (
+            ["--expected", "1", "--answer", "1", "--sigfig", "2", "--decdig", "2"],
+            "choose one tolerance mode",
+        ),
+        (["--expected", "1", "--answer", "1", "--rtol", "-1"], "--rtol"),
+        (["--expected", "1", "--answer", "1", "--atol", "nan"], "--atol"),
+        (["--expected", "1", "--answer", "1", "--sigfig", "0"], "--sigfig"),
+        (["--expected", "1", "--answer", "1", "--sigfig", "two"], "--sigfig"),
+        (["--answer", "1"], "give --expected"),
+        (["--expected", "1"], "Missing option '--answer'"),
+        (["--expected", "one", "--answer", "1"], "--expected"),
+        (["--expected", "[[1,2],[3]]", "--answer", "1"], "Row 2 has 1 entry"),
+        (["--expected", "1", "--answer", "1", "--seed", "3"], "--seed needs an EXERCISE_ID"),
+        (["quiz/ex", "--answer", "1"], "needs --seed"),
+        (["quiz/ex", "--expected", "1", "--answer", "1", "--seed", "1"], "not both"),
+        (["quiz/ex", "--answer", "1", "--seed", "1", "--rtol", "0"], "its own tolerance"),
+    ],
+)
+def test_bad_usage_exits_2(args: list[str], fragment: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert fragment in result.output
+
+
+class _FakeExercise:
+    def __init__(self, seen: dict[str, Any]) -> None:
+        self.seen = seen
+
+    def generate(self, seed: int) -> dict[str, Any]:
+        self.seen["seed"] = seed
+        return {"expected": float(seed)}
+
+
+def _fake_bank(monkeypatch: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
+    fake = types.ModuleType("quizapp.bank")
+
+    def load_bank(root: Path) -> Any:
+        seen["root"] = root
+        return types.SimpleNamespace(
+            exercises={"quiz/ex": _FakeExercise(seen)}, errors=["x/y.yaml:1:1: bad"]
+        )
+
+    def grade_answer(variant: dict[str, Any], answer: str) -> Verdict:
+        return grade(variant["expected"], answer)
+
+    fake.load_bank = load_bank  # type: ignore[attr-defined]
+    fake.grade_answer = grade_answer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "quizapp.bank", fake)
+
+
+def test_exercise_form_calls_the_bank_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+    _fake_bank(monkeypatch, seen)
+    out = run_json("quiz/ex", "--seed", "7", "--answer", "7", "--bank", str(tmp_path))
+    assert out["status"] == "correct"
+    assert seen == {"root": tmp_path, "seed": 7}
+    result = run("quiz/nope", "--seed", "7", "--answer", "7", "--bank", str(tmp_path))
+    assert result.exit_code == 2 and "no exercise 'quiz/nope'" in result.output
+
+
+def test_exercise_form_without_bank_api_or_folder_exits_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "quizapp.bank", types.ModuleType("quizapp.bank"))
+    result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(tmp_path))
+    assert result.exit_code == 2 and "quizapp.bank.load_bank" in result.output
+    _fake_bank(monkeypatch, {})
+    result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(tmp_path / "missing"))
+    assert result.exit_code == 2 and "no exercise bank at" in result.output
