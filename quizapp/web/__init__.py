@@ -40,11 +40,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     limiter.init_app(app)
 
-    from quizapp.web import api, auth, errors, security, student
+    from quizapp.web import api, auth, errors, instructor, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
     app.register_blueprint(api.bp)
+    instructor.register(app)  # /instructor pages, /reset/<token>, /leaderboard (issue 5)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     errors.register(app)
     security.register(app)
