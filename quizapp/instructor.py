@@ -750,17 +750,26 @@ def normalize_answer_value(parsed: Any, digits: int = 4) -> str | None:
     return "[" + ", ".join("[" + ", ".join(num(float(v)) for v in r) + "]" for r in arr) + "]"
 
 
+#: Names of integer prompt values that describe a variant's size (not its random numbers).
+SIZE_PARAMETERS = frozenset(
+    {"n", "m", "d", "d_k", "d_v", "size", "rows", "cols", "columns", "heads", "count", "tokens"}
+)
+
+
 def variant_parameters(bank_variant: Any) -> dict[str, str]:
-    """The parameters of a generated variant worth a breakdown: the answer's shape and the
-    integer/boolean values the kind exposes to the prompt (e.g. ``n``, ``d``, ``heads``)."""
+    """The parameters of a generated variant worth a breakdown: the answer's shape
+    (``"answer shape": "3×3"``) and the integer size values the kind exposes to the prompt
+    (names in ``SIZE_PARAMETERS``, e.g. ``n``, ``d``, ``heads``), as text."""
     out: dict[str, str] = {}
     form = getattr(bank_variant, "answer_form", None)
     shape = getattr(form, "shape", None)
     if shape:
         out["answer shape"] = "×".join(str(int(s)) for s in shape)
     for name, value in sorted((getattr(bank_variant, "values", None) or {}).items()):
-        if isinstance(value, bool | int | np.integer) and not isinstance(value, np.bool_):
-            out[name] = str(int(value)) if not isinstance(value, bool) else str(value)
+        if name not in SIZE_PARAMETERS or isinstance(value, bool | np.bool_):
+            continue
+        if isinstance(value, int | np.integer):
+            out[name] = str(int(value))
     return out
 
 
