@@ -153,7 +153,6 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["REMEMBER_COOKIE_SECURE"] = bool(https)
     cfg["WTF_CSRF_TIME_LIMIT"] = None  # tokens live as long as the session (forms left open)
     cfg["WTF_CSRF_SSL_STRICT"] = bool(https)
-    cfg["JSON_SORT_KEYS"] = False
 
     # Rate limits (Flask-Limiter syntax); answered with 429 and a message.
     cfg["RATELIMIT_STORAGE_URI"] = env.get("QUIZAPP_RATELIMIT_STORAGE", "memory://")

@@ -98,6 +98,12 @@ class Forbidden(ServiceError):
     status = 403
 
 
+class Unavailable(ServiceError):
+    """The exercise's stored YAML no longer generates (e.g. its kind was removed from the code)."""
+
+    status = 503
+
+
 class Conflict(ServiceError):
     """The state forbids it: no attempts left, variant finished, username taken, no practice."""
 
@@ -474,11 +480,19 @@ def _generate(exercise_id: str, content_hash: str, source: str, seed: int) -> Ba
 def generate_variant(variant: Variant) -> BankVariant:
     """The bank's concrete variant (prompt, expected answer, form, solution) of a stored variant.
 
-    Pure function of (exercise version's YAML, seed); cached.  Raises ``BankError`` if the stored
-    YAML no longer loads (e.g. a kind was removed from the code).
+    Pure function of (exercise version's YAML, seed); cached.  Raises ``Unavailable`` (logged)
+    if the stored YAML no longer loads or generate fails (e.g. a kind was removed from the code).
     """
     version = variant.version
-    return _generate(variant.exercise_id, version.content_hash, version.source, int(variant.seed))
+    try:
+        return _generate(
+            variant.exercise_id, version.content_hash, version.source, int(variant.seed)
+        )
+    except Exception as exc:
+        log.exception("cannot generate %s seed %s", variant.exercise_id, variant.seed)
+        raise Unavailable(
+            f"This exercise cannot be shown right now ({exc}); please tell your instructor."
+        ) from exc
 
 
 def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
@@ -805,6 +819,9 @@ def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
 def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
     out = verdict.to_dict()
     out["mistake_messages"] = [m.message for m in verdict.mistakes]
+    cell = getattr(verdict, "invalid_cell", None)
+    if cell is not None:
+        out["invalid_cell"] = list(cell)  # 1-based (row, column); row None for a vector entry
     return out
 
 

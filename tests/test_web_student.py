@@ -360,3 +360,15 @@ def test_restart_sees_everything(tmp_path: Path) -> None:
     old_cookie_client = app2.test_client()
     old_cookie_client._cookies = client._cookies
     assert old_cookie_client.get("/progress").status_code == 200
+
+
+def test_invalid_cell_in_the_grid_is_highlighted_and_kept(app) -> None:
+    client = student(app)
+    page = post_cells(client, WEIGHTS, [["0.1", "0.2", "0.3"], ["0.4", "abc", "0.6"]]).get_data(
+        as_text=True
+    )
+    assert "⚠ invalid" in page
+    assert 'class="cell mark-invalid"' in page
+    assert re.search(r'for="cell-1-1">[^<]*\(cannot be read\)', page)
+    assert 'id="cell-1-1" name="cell-1-1" value="abc"' in page  # typed values kept
+    assert 'id="attempts-left">3</strong>' in page

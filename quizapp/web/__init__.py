@@ -1,8 +1,9 @@
 """The Flask application: ``create_app`` wires config, database, login, CSRF and blueprints.
 
 Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise pages, progress),
-``api`` (JSON API under ``/api/v1``).  The instructor side (issue 5) registers its own blueprint
-in ``create_app`` the same way.
+``api`` (JSON API under ``/api/v1``).  The instructor side (issue 5) adds
+``quizapp/web/instructor.py`` with a blueprint ``bp``; ``create_app`` registers it when present
+(see ``OPTIONAL_BLUEPRINTS``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.config.update(build_config(instance, config))
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
@@ -40,17 +42,38 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     limiter.init_app(app)
 
-    from quizapp.web import api, auth, errors, instructor, security, student
+    from quizapp.web import api, auth, errors, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
     app.register_blueprint(api.bp)
-    instructor.register(app)  # /instructor pages, /reset/<token>, /leaderboard (issue 5)
+    _register_optional_blueprints(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     errors.register(app)
     security.register(app)
     _register_template_helpers(app)
     return app
+
+
+#: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
+#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) plugs in here
+#: without editing this file.
+OPTIONAL_BLUEPRINTS = ("instructor",)
+
+
+def _register_optional_blueprints(app: Flask) -> None:
+    import importlib
+    import importlib.util
+
+    for name in OPTIONAL_BLUEPRINTS:
+        module_name = f"{__name__}.{name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        module = importlib.import_module(module_name)
+        if hasattr(module, "bp"):
+            app.register_blueprint(module.bp)
+        if hasattr(module, "init_app"):
+            module.init_app(app)
 
 
 @login_manager.user_loader
@@ -73,6 +96,13 @@ def _register_template_helpers(app: Flask) -> None:
         if value is None:
             return "—"
         return value.strftime("%Y-%m-%d %H:%M UTC")
+
+    @app.context_processor
+    def _helpers() -> dict[str, Any]:
+        def has_endpoint(name: str) -> bool:
+            return name in app.view_functions
+
+        return {"has_endpoint": has_endpoint}
 
     @app.template_filter("pct")
     def _pct(value: float) -> str:

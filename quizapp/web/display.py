@@ -118,10 +118,14 @@ def heatmap_svg(
     finite = arr[np.isfinite(arr)]
     lo = min(0.0, float(finite.min())) if finite.size else 0.0
     hi = max(1.0, float(finite.max())) if finite.size else 1.0
-    cell, left, top = 48, 44, 28
-    width, height = left + m * cell + 4, top + n * cell + 4
     rl = row_labels if row_labels and len(row_labels) == n else [str(i + 1) for i in range(n)]
     cl = col_labels if col_labels and len(col_labels) == m else [str(j + 1) for j in range(m)]
+    # Sizes from the label lengths (about 7 px per character at font-size 12), so labels never
+    # overlap: columns as wide as their longest label, the left margin as the longest row label.
+    cell = max(48, min(140, 7 * max(len(str(c)) for c in cl) + 10))
+    left = max(24, min(200, 7 * max(len(str(r)) for r in rl) + 12))
+    top = 28
+    width, height = left + m * cell + 4, top + n * cell + 4
     parts = [
         f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
@@ -170,6 +174,7 @@ class GridCell:
     value: str = ""
     given: bool = False
     mark: bool | None = None  # True right, False wrong, None not graded / unknown
+    invalid: bool = False  # the cell an invalid answer's problem is in
 
 
 @dataclass
@@ -196,7 +201,6 @@ class FormView:
     text: str = ""
     choices: list[ChoiceView] = field(default_factory=list)
     shape_text: str = ""
-    grid_values_from_text: bool = False
 
 
 def grid_shape(form: Any) -> tuple[int, int] | None:
@@ -233,9 +237,11 @@ def build_form_view(
     *,
     answer: str | list[list[str]] | None = None,
     cells: Any = None,
+    invalid_cell: Any = None,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
-    marked with ``cells`` (its verdict's boolean grid)."""
+    marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
+    row None for a vector entry) highlights the cell an invalid answer's problem is in."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
@@ -268,6 +274,13 @@ def build_form_view(
         row_labels = [f"row {i + 1}" for i in range(rows)]
     posted = answer if isinstance(answer, list) else None
     marks = _flat_marks(cells, rows, cols)
+    bad: tuple[int, int] | None = None
+    if posted is not None and isinstance(invalid_cell, list | tuple) and len(invalid_cell) == 2:
+        r_, c_ = invalid_cell
+        if r_ is None and isinstance(c_, int):
+            bad = (c_ - 1, 0) if cols == 1 else (0, c_ - 1)
+        elif isinstance(r_, int) and isinstance(c_, int):
+            bad = (r_ - 1, c_ - 1)
     given = form.given if form.type == "partial_matrix" else None
     grid: list[list[GridCell]] = []
     for r in range(rows):
@@ -290,6 +303,7 @@ def build_form_view(
                     value=value,
                     given=g is not None,
                     mark=None if (marks is None or g is not None) else marks[r][c],
+                    invalid=bad == (r, c),
                 )
             )
         grid.append(row_cells)

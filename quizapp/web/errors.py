@@ -27,6 +27,7 @@ MESSAGES = {
     413: "The request is too large.",
     429: "Too many requests; wait a moment and try again.",
     500: "Something went wrong on our side; it has been logged.",
+    503: "This is not available right now; try again later.",
 }
 
 

@@ -97,9 +97,10 @@ def render_exercise(
     else:
         answer = None
     cells = current.cells if current is not None else None
-    form_view = display.build_form_view(bank_variant.answer_form, answer=answer, cells=cells)
-    if current is not None and current.answer_format != "cells" and form_view.mode == "grid":
-        form_view.grid_values_from_text = True
+    invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
+    form_view = display.build_form_view(
+        bank_variant.answer_form, answer=answer, cells=cells, invalid_cell=invalid_cell
+    )
     quiz = exercise.quiz
     now = services.utcnow()
     closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at

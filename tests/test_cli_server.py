@@ -1,0 +1,115 @@
+"""``quizapp db upgrade``, ``create-user``, ``sync`` and ``serve`` (gunicorn on loopback)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_web_support import EXERCISES, REPO, bank_available
+
+from quizapp.cli import main
+
+
+@pytest.fixture()
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("QUIZAPP_INSTANCE", str(tmp_path / "instance"))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("QUIZAPP_SECRET_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_db_upgrade_and_create_user(env: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(main, ["db", "upgrade"])
+    assert res.exit_code == 0, res.output
+    assert (env / "instance" / "quizapp.sqlite").exists()
+    assert (env / "instance" / "secret_key").exists()
+    res = runner.invoke(
+        main,
+        ["create-user", "Prof", "--role", "instructor", "--password-stdin"],
+        input="a long password\n",
+    )
+    assert res.exit_code == 0 and "Created instructor 'Prof'" in res.output
+    res = runner.invoke(main, ["create-user", "prof", "--password-stdin"], input="another one\n")
+    assert res.exit_code == 1 and "That username is taken." in res.output
+    res = runner.invoke(main, ["create-user", "stu"], input="short\nshort\n")
+    assert res.exit_code == 1 and "at least 8 characters" in res.output
+    res = runner.invoke(main, ["create-user", "stu"], input="long enough\nlong enough\n")
+    assert res.exit_code == 0 and "Created student 'stu'" in res.output
+
+    from quizapp import services
+    from quizapp.models import db
+    from quizapp.web import create_app
+
+    app = create_app()
+    with app.app_context():
+        prof = services.authenticate(db.session, "PROF", "a long password")
+        assert prof is not None and prof.is_instructor
+
+
+@pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
+def test_sync_reports_and_exits_1_on_errors(env: Path) -> None:
+    bank = env / "bank"
+    shutil.copytree(EXERCISES, bank)
+    runner = CliRunner()
+    res = runner.invoke(main, ["sync", str(bank)])
+    assert res.exit_code == 0, res.output
+    assert "exercises added" in res.output and "0 errors" in res.output
+    broken = next((bank / "01-linear-systems").glob("0*.yaml"))
+    broken.write_text("title: [unclosed\n")
+    res = runner.invoke(main, ["sync", str(bank)])
+    assert res.exit_code == 1
+    assert broken.name in res.output and "kept their previous version" in res.output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
+def test_serve_starts_gunicorn_and_answers(env: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    environ = dict(os.environ, PYTHONPATH=str(REPO), QUIZAPP_EXERCISES=str(EXERCISES))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from quizapp.cli import main; main()",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        cwd=env,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 60
+        body = ""
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2) as r:
+                    assert r.status == 200
+                    assert r.headers["X-Frame-Options"] == "DENY"
+                    body = r.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert "Sign in" in body
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "Synced" in out and "0 errors" in out
+    assert "serving on http://127.0.0.1:" in out
