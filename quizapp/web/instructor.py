@@ -9,7 +9,6 @@ the request, calls it and renders.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from flask import (
@@ -475,22 +474,13 @@ def leaderboard() -> Any:
     return render_template("instructor/leaderboard.html", board=board, me=me)
 
 
-def register(app: Any) -> None:
-    """Register both blueprints and the ``QUIZAPP_STUDENT_LEADERBOARD`` default (off; the
+def init_app(app: Any) -> None:
+    """Called by ``create_app`` after it registered ``bp``: register the public blueprint
+    (``/reset/<token>``, ``/leaderboard``) and default ``QUIZAPP_STUDENT_LEADERBOARD`` to off (the
     environment variable of that name set to 1/true/yes/on turns it on)."""
     import os
 
     if "QUIZAPP_STUDENT_LEADERBOARD" not in app.config:
-        value = os.environ.get("QUIZAPP_STUDENT_LEADERBOARD", "")
-        app.config["QUIZAPP_STUDENT_LEADERBOARD"] = value.strip().lower() in {
-            "1",
-            "true",
-            "yes",
-            "on",
-        }
-    app.register_blueprint(bp)
+        value = os.environ.get("QUIZAPP_STUDENT_LEADERBOARD", "").strip().lower()
+        app.config["QUIZAPP_STUDENT_LEADERBOARD"] = value in {"1", "true", "yes", "on"}
     app.register_blueprint(public)
-
-
-def pages(total: int, per_page: int) -> int:
-    return max(1, math.ceil(total / per_page))
