@@ -969,11 +969,12 @@ class RegradeSummary:
 
     def text(self) -> str:
         """A human-readable summary (what the CLI prints)."""
-        head = "Dry run: would change" if self.dry_run else "Changed"
+        verb = "would change" if self.dry_run else "changed"
         lines = [
-            f"Regrade of {self.exercise_id} against version {self.version_hash[:12]}: "
-            f"{self.regraded} graded submissions re-run, {head.lower() if not self.dry_run else head}"
-            f" {self.changed} verdicts, {len(self.progress_changes)} students' points"
+            ("Dry run (nothing saved): regrade" if self.dry_run else "Regrade")
+            + f" of {self.exercise_id} against version {self.version_hash[:12]}: "
+            f"{self.regraded} graded submissions re-run; {verb} {self.changed} verdicts and "
+            f"{len(self.progress_changes)} students' points"
             + (
                 f"; {self.skipped_invalid} invalid answers left as they were"
                 if self.skipped_invalid
