@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import Numeric, and_, case, cast, func, select
 from sqlalchemy.orm import Session
 
 from quizapp import services
@@ -255,7 +255,9 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
         .where(*in_scope)
         .subquery("p")
     )
-    points = func.round(func.coalesce(func.sum(rows.c.best_points), 0.0), 6)
+    # Rounded to 6 decimals so that float sums in a different order still tie; NUMERIC because
+    # PostgreSQL has round(numeric, int) only.
+    points = func.round(cast(func.coalesce(func.sum(rows.c.best_points), 0.0), Numeric(24, 8)), 6)
     reached = func.max(case((rows.c.best_points > 0, rows.c.best_reached_at), else_=None))
     agg = (
         select(
@@ -325,7 +327,9 @@ def scoreboard(
         "attempts": ranked.c.attempts,
         "last": ranked.c.reached_at,
     }[sort]
-    order = [column.desc() if descending else column.asc(), ranked.c.rank.asc()]
+    order = [column.desc() if descending else column.asc()]
+    if sort != "rank":
+        order.append(ranked.c.rank.asc())
     stmt = select(ranked).order_by(*order)
     if only_user_id is not None:
         stmt = stmt.where(ranked.c.user_id == only_user_id)
