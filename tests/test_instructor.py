@@ -49,7 +49,8 @@ def app(request: pytest.FixtureRequest, tmp_path: Path):
     """The app on SQLite, and on PostgreSQL when ``QUIZAPP_TEST_POSTGRES_URL`` is set (the
     scoreboard's window function, rounding and timestamps differ between the two)."""
     if request.param == "sqlite":
-        return bank_app(tmp_path)
+        yield bank_app(tmp_path)
+        return
     url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
     if not url:
         pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
