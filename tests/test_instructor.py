@@ -497,3 +497,41 @@ def test_regrade_after_fixing_the_yaml_changes_scores_keeps_history(app) -> None
 def test_regrade_of_an_unknown_exercise_is_refused(app) -> None:
     with app.app_context(), pytest.raises(inst.services.NotFound):
         inst.regrade_exercise(db.session, "01-linear-systems/no-such")
+
+
+def test_a_regrade_that_fails_midway_changes_nothing(app, monkeypatch) -> None:
+    """All or nothing: when regenerating the second student's variant fails, the first
+    student's already-regraded submission and progress are rolled back too."""
+    add_user(app, "ana")
+    add_user(app, "ben")
+    submit(app, "ana", DECK, "2, 5", at(1))
+    submit(app, "ben", DECK, "2, 5", at(2))
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
+    sync(app)
+    real = inst.services.generate_preview
+    calls = []
+
+    def flaky(exercise, seed):  # noqa: ANN001, ANN202
+        calls.append(seed)
+        if len(calls) == 2:
+            raise RuntimeError("disk on fire")
+        return real(exercise, seed)
+
+    monkeypatch.setattr(inst.services, "generate_preview", flaky)
+    with app.app_context(), pytest.raises(RuntimeError, match="disk on fire"):
+        inst.regrade_exercise(db.session, DECK)
+    assert len(calls) == 2
+    assert [s["status"] for s in stored_submissions(app)] == ["correct", "correct"]
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
+        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
+        points = db.session.scalars(
+            select(Progress.best_points).where(Progress.exercise_id == DECK)
+        ).all()
+        assert points == [10.0, 10.0]
+        current = db.session.get(Exercise, DECK).current_version.id
+        assert all(
+            v.version_id != current
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
+        )
