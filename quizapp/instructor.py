@@ -127,6 +127,24 @@ def _line_of(text: str, key: str) -> int:
     return 1
 
 
+def course_config_warnings(config: CourseConfig, quiz_ids: Iterable[str]) -> list[str]:
+    """Problems that do not stop the gradebook: weights of quizzes that do not exist (a typo
+    in ``course.yaml`` would otherwise silently weigh nothing), and quizzes left without a weight."""
+    if config.weights is None:
+        return []
+    known = set(quiz_ids)
+    out = [
+        f"{COURSE_FILE}: weights.{q}: there is no quiz '{q}' (known: {', '.join(sorted(known))})"
+        for q in config.weights
+        if q not in known
+    ]
+    out += [
+        f"{COURSE_FILE}: quiz '{q}' has no weight, so it does not count in the course total"
+        for q in sorted(known - set(config.weights))
+    ]
+    return out
+
+
 def load_course_config(root: Path | str | None) -> CourseConfig:
     """``<root>/course.yaml`` parsed; the default (weights by points) when the file is absent.
 

@@ -535,3 +535,15 @@ def test_a_regrade_that_fails_midway_changes_nothing(app, monkeypatch) -> None:
             v.version_id != current
             for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
         )
+
+
+def test_course_yaml_warns_about_unknown_and_unweighted_quizzes() -> None:
+    config = inst.parse_course_config("weights:\n  01-linear-sytems: 30\n  q2: 70\n")
+    warnings = inst.course_config_warnings(config, ["01-linear-systems", "q2"])
+    assert warnings == [
+        "course.yaml: weights.01-linear-sytems: there is no quiz '01-linear-sytems' "
+        "(known: 01-linear-systems, q2)",
+        "course.yaml: quiz '01-linear-systems' has no weight, so it does not count in the "
+        "course total",
+    ]
+    assert inst.course_config_warnings(inst.CourseConfig(), ["a"]) == []

@@ -161,6 +161,7 @@ def test_gradebook_csv_download_parses_back(app, tmp_path: Path) -> None:
     assert [r[f"{TWO} (10)"] for r in rows] == ["", "10"]
     page = _page(prof.get("/instructor/gradebook"))
     assert "01-linear-systems 1" in page  # the weights are shown
+    assert "quiz '05-attention' has no weight" in page  # and what they leave out
     only = prof.get("/instructor/gradebook.csv?quiz=03-transpose-and-products")
     assert "gradebook-03-transpose-and-products.csv" in only.headers["Content-Disposition"]
     # A broken course.yaml is reported on the page, not a 500.

@@ -54,6 +54,9 @@ def export_grades(quiz_id: str | None, output: str) -> None:
             gb = inst.gradebook(db.session, quiz_id=quiz_id, config=config)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
+        known = [q.id for q in inst.live_quizzes(db.session)]
+        for warning in inst.course_config_warnings(config, known):
+            click.echo(f"warning: {warning}", err=True)
         _write(output, inst.gradebook_csv(gb))
     if output != "-":
         click.echo(

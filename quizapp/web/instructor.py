@@ -125,12 +125,14 @@ def gradebook() -> str:
     quiz = _quiz_arg()
     config, problem = _course_config()
     gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    quizzes = inst.live_quizzes(db.session)
     return render_template(
         "instructor/gradebook.html",
         gb=gb,
-        quizzes=inst.live_quizzes(db.session),
+        quizzes=quizzes,
         quiz=quiz,
         config_problem=problem,
+        warnings=inst.course_config_warnings(config, [q.id for q in quizzes]),
     )
 
 
