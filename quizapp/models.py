@@ -53,6 +53,9 @@ NAMING_CONVENTION = {
 }
 
 ROLES = ("student", "instructor")
+#: Werkzeug's password hashing method: scrypt with its defaults (n=2**15, r=8, p=1), a memory-hard
+#: KDF (RFC 7914).  Hashes carry their parameters, so changing this never breaks stored ones.
+PASSWORD_METHOD = "scrypt"
 USERNAME_MAX = 64
 #: Verdict statuses, as in ``quizapp.grading.types.Status``.
 STATUSES = ("correct", "partial", "incorrect", "invalid")
@@ -126,8 +129,8 @@ class User(UserMixin, db.Model):
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
 
     def set_password(self, password: str) -> None:
-        """Hash ``password`` with Werkzeug's scrypt (memory-hard; n=2**15, r=8, p=1)."""
-        self.password_hash = generate_password_hash(password, method="scrypt")
+        """Hash ``password`` with Werkzeug's scrypt (``PASSWORD_METHOD``)."""
+        self.password_hash = generate_password_hash(password, method=PASSWORD_METHOD)
 
     def check_password(self, password: str) -> bool:
         """True if ``password`` matches the stored hash (constant-time comparison)."""

@@ -371,7 +371,13 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         for i, ex_id in enumerate(quiz.exercise_ids):
             positions[ex_id] = i
 
+    known_quizzes = set(bank.quizzes) | set(existing_quizzes)
     for ex in bank.exercises.values():
+        if ex.quiz_id not in known_quizzes:
+            report.errors.append(
+                f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
+            )
+            continue
         spec = ex.spec
         row = existing.get(ex.id)
         title = str(getattr(spec, "title", ex.id))
@@ -592,20 +598,26 @@ def get_or_create_variant(
     exercise: Exercise,
     seed_secret: str | bytes,
     variant_number: int | None = None,
+    *,
+    refresh_version: bool = True,
 ) -> Variant:
     """The student's variant ``variant_number`` (default: their current one) of ``exercise``.
 
     Created on first use with ``seed = derive_seed(seed_secret, user.id, exercise.id, number)``
-    and the exercise's current version, then committed.  A variant with no submissions yet whose
-    exercise has since changed moves to the current version (same seed): nothing was graded
-    against the old one.  Raises ``NotFound`` if the exercise has no synced version.
+    and the exercise's current version, then committed.  With ``refresh_version`` (page views), a
+    variant with no submissions yet whose exercise has since changed moves to the current version
+    (same seed): nothing was graded against the old one.  ``submit`` passes False, so an answer is
+    graded against the numbers the student was shown.  Raises ``NotFound`` if the exercise has no
+    synced version.
     """
     if variant_number is None:
         progress = get_progress(session, user, exercise)
         variant_number = progress.current_variant if progress else 1
     row = _find_variant(session, user.id, exercise.id, variant_number)
     current = exercise.current_version
-    if row is not None and (current is None or row.version_id == current.id or row.submissions):
+    if row is not None and (
+        not refresh_version or current is None or row.version_id == current.id or row.submissions
+    ):
         return row
     exercise_id, user_id = exercise.id, user.id
     begin_write(session)
@@ -614,8 +626,9 @@ def get_or_create_variant(
     assert exercise is not None and user is not None
     row = _create_variant(session, user, exercise, variant_number, seed_secret)
     current = exercise.current_version
-    if current is not None and row.version_id != current.id and not row.submissions:
-        row.version_id = current.id
+    if refresh_version and current is not None and row.version_id != current.id:
+        if not row.submissions:
+            row.version_id = current.id
     session.commit()
     return row
 
@@ -873,8 +886,8 @@ def submit(
                 f"The quiz '{exercise.quiz.title}' closed on "
                 f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
             )
-    # Make sure the variant exists (and its version is current) before grading.
-    variant = get_or_create_variant(session, user, exercise, seed_secret)
+    # The variant the student was shown (created if this is the first contact, e.g. the API).
+    variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
     bank_variant = generate_variant(variant)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()
@@ -989,6 +1002,51 @@ def submit(
         points=points,
         best_points=float(progress.best_points or 0.0),
     )
+
+
+def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
+    """Rebuild the (user, exercise) progress row from its submissions; flush, do not commit.
+
+    For regrades and integrity checks: the result equals what :func:`submit` maintains
+    incrementally (best score/points over graded attempts of variant 1, ``best_reached_at`` = the
+    first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first correct,
+    ``submissions_count`` and ``last_activity`` over all rows).  Points use the exercise's current
+    ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
+    """
+    exercise = session.get(Exercise, exercise_id)
+    if exercise is None:
+        raise NotFound("There is no such exercise.")
+    rows = session.execute(
+        select(Submission, Variant.variant_number)
+        .join(Variant, Submission.variant_id == Variant.id)
+        .where(Submission.user_id == user_id, Submission.exercise_id == exercise_id)
+        .order_by(Submission.id)
+    ).all()
+    progress = session.scalar(
+        select(Progress).where(Progress.user_id == user_id, Progress.exercise_id == exercise_id)
+    )
+    if not rows and progress is None:
+        return None
+    if progress is None:
+        progress = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
+        session.add(progress)
+    graded = [sub for sub, number in rows if sub.used_attempt and number == 1]
+    best = max((sub.score for sub in graded), default=0.0)
+    progress.best_score = best
+    progress.best_points = round(best * float(exercise.points), 6)
+    progress.attempts_used = len(graded)
+    progress.best_reached_at = next((sub.created_at for sub in graded if sub.score == best), None)
+    progress.solved_at = next((sub.created_at for sub in graded if sub.status == "correct"), None)
+    progress.submissions_count = len(rows)
+    progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)
+    top = session.scalar(
+        select(func.max(Variant.variant_number)).where(
+            Variant.user_id == user_id, Variant.exercise_id == exercise_id
+        )
+    )
+    progress.current_variant = max(int(top or 1), 1)
+    session.flush()
+    return progress
 
 
 def variant_submissions(session: Session, variant: Variant) -> list[Submission]:

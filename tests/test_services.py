@@ -305,3 +305,69 @@ def test_expected_is_graded_correct_for_many_students(app) -> None:
                 db.session, user, TWO, f"{x[0]:.6f}, {x[1]:.6f}", seed_secret=_secret(app)
             )
             assert res.verdict["status"] == "correct", res.verdict
+
+
+def test_recompute_progress_equals_the_incremental_row(app) -> None:
+    """The progress row submit() maintains equals the one rebuilt from the submissions."""
+    fields = (
+        "best_score",
+        "best_points",
+        "attempts_used",
+        "solved_at",
+        "best_reached_at",
+        "submissions_count",
+        "last_activity",
+        "current_variant",
+    )
+    with app.app_context():
+        user = _user()
+        ex = db.session.get(Exercise, TWO)
+        v = services.generate_variant(
+            services.get_or_create_variant(db.session, user, ex, _secret(app))
+        )
+        x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))
+        for answer in ("abc", "0 0", "0 0", f"{x[0]} 0", f"{x[0]} {x[1]}"):
+            services.submit(db.session, user, TWO, answer, seed_secret=_secret(app))
+        services.new_practice_variant(db.session, user, ex, _secret(app))
+        services.submit(db.session, user, TWO, "1 1", seed_secret=_secret(app))
+        p = db.session.query(Progress).filter_by(exercise_id=TWO).one()
+        before = {f: getattr(p, f) for f in fields}
+        assert before["attempts_used"] == 3 and before["submissions_count"] == 6
+        assert before["best_score"] == 1.0 and before["current_variant"] == 2
+        for f in fields:
+            setattr(p, f, None if f.endswith("_at") or f == "last_activity" else 0)
+        db.session.commit()
+        services.recompute_progress(db.session, user.id, TWO)
+        db.session.commit()
+        p = db.session.query(Progress).filter_by(exercise_id=TWO).one()
+        assert {f: getattr(p, f) for f in fields} == before
+
+
+def test_submit_grades_against_the_version_shown_even_after_a_sync(app, bank_dir) -> None:
+    path = bank_dir / "01-linear-systems" / "06-two-by-two.yaml"
+    with app.app_context():
+        ex = db.session.get(Exercise, TWO)
+        shown = services.get_or_create_variant(db.session, _user(), ex, _secret(app))
+        old_version = shown.version_id
+    path.write_text(path.read_text().replace("Solve the system", "Solve this system"))
+    with app.app_context():
+        services.sync_folder(db.session, bank_dir)
+        res = services.submit(db.session, _user(), TWO, "0 0", seed_secret=_secret(app))
+        assert res.submission.version_id == old_version
+        # A page view now keeps it there too: it has a submission.
+        ex = db.session.get(Exercise, TWO)
+        again = services.get_or_create_variant(db.session, _user(), ex, _secret(app))
+        assert again.version_id == old_version != ex.current_version.id
+
+
+def test_new_quiz_with_a_broken_quiz_yaml_is_reported_not_a_crash(app, bank_dir) -> None:
+    new = bank_dir / "99-new"
+    new.mkdir()
+    shutil.copy(bank_dir / "01-linear-systems" / "06-two-by-two.yaml", new / "one.yaml")
+    (new / "quiz.yaml").write_text("title: [broken\n")
+    with app.app_context():
+        report = services.sync_folder(db.session, bank_dir)
+        assert any("quiz.yaml" in e for e in report.errors)
+        assert db.session.get(Exercise, "99-new/one") is None
+        assert db.session.get(Quiz, "99-new") is None
+        assert db.session.query(Exercise).filter_by(archived=True).count() == 0

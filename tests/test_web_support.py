@@ -12,11 +12,18 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
+from quizapp import models
 from quizapp.web import create_app
 from quizapp.web.database import upgrade_database
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "exercises"
+
+# Cheaper scrypt parameters for the tests' many accounts (still scrypt; hashes carry their
+# parameters, so verification is unchanged).  Production uses Werkzeug's defaults.
+models.PASSWORD_METHOD = "scrypt:4096:8:1"
+
+_TEMPLATES: dict[str, Path] = {}
 
 
 def make_app(tmp_path: Path, **config: Any) -> Flask:
@@ -77,9 +84,30 @@ def bank_available() -> bool:
 
 def synced_app(tmp_path: Path, **config: Any) -> Flask:
     """``make_app`` with the repository's ``exercises/`` synced into the database."""
+    import shutil
+    import sqlite3
+    import tempfile
+
     from quizapp import services
     from quizapp.models import db
 
+    if "SQLALCHEMY_DATABASE_URI" not in config and not (tmp_path / "quizapp.sqlite").exists():
+        # Sync once per test session into a template database, then copy it (the bank is the
+        # same for every test; syncing takes seconds).
+        template = _TEMPLATES.get("synced")
+        if template is None:
+            where = Path(tempfile.mkdtemp(prefix="quizapp-template-"))
+            app = make_app(where)
+            with app.app_context():
+                report = services.sync_folder(db.session, EXERCISES)
+                assert report.errors == [], report.errors
+                db.engine.dispose()
+            template = where / "quizapp.sqlite"
+            with sqlite3.connect(template) as conn:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            _TEMPLATES["synced"] = template
+        shutil.copyfile(template, tmp_path / "quizapp.sqlite")
+        return make_app(tmp_path, **config)
     app = make_app(tmp_path, **config)
     with app.app_context():
         report = services.sync_folder(db.session, EXERCISES)

@@ -1,0 +1,354 @@
+"""Grading a student's answer to a variant, by the variant's answer form.
+
+- ``scalar``, ``vector``, ``matrix``: :func:`quizapp.grading.grade` against ``variant.expected``
+  with the exercise's tolerance, partial credit and the kind's mistake detectors.
+- ``partial_matrix``: the same with a mask: only the blanks are graded.  The grid the web form
+  posts may hold the given cells (typed over or not) or empty strings there: given cells are
+  ignored either way.
+- ``point_on_line``: any point satisfying the equation(s) within the tolerance is correct (a
+  predicate, not a reference value); ``count > 1`` asks for that many DISTINCT points.
+- ``choice``: the option's letter (``b``, ``(b)``, ``B)``) or its 1-based number;
+  ``variant.expected`` is the 0-based index into ``answer_form.choices``.
+- ``index``: a 1-based position as shown (or the label itself, e.g. ``pet tips``);
+  ``variant.expected`` is that 1-based number.
+
+An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verdicts follow
+:class:`quizapp.grading.types.Verdict`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
+from quizapp.bank.kinds._util import latex_row, num
+from quizapp.bank.types import Variant
+from quizapp.grading import InvalidAnswer, Mistake, Verdict, cells_close, grade, parse_number
+
+Answer = str | Sequence[Sequence[str]]
+
+__all__ = ["grade_answer", "expected_answer_text"]
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _context(variant: Variant) -> dict[str, Any]:
+    return {**variant.context, "tolerance": variant.tolerance}
+
+
+def _invalid(message: str) -> Verdict:
+    return Verdict(status="invalid", score=0.0, message=message)
+
+
+def grade_answer(variant: Variant, answer: Answer) -> Verdict:
+    """Grade ``answer`` (text, or a grid of cell strings as the web posts it) for ``variant``.
+
+    Dispatches on ``variant.answer_form.type`` (see the module docstring).  Never raises for bad
+    input: an answer that cannot be read gives an ``invalid`` verdict saying what is wrong and
+    where.
+    """
+    form = variant.answer_form
+    if form.type in ("scalar", "vector", "matrix"):
+        return grade(
+            np.asarray(variant.expected, dtype=float),
+            answer,
+            tolerance=variant.tolerance,
+            partial_credit=variant.partial_credit,
+            detectors=variant.detectors,
+            context=_context(variant),
+        )
+    if form.type == "partial_matrix":
+        return _grade_partial(variant, answer)
+    if form.type == "point_on_line":
+        return _grade_points(variant, answer)
+    if form.type in ("choice", "index"):
+        return _grade_pick(variant, answer)
+    return _invalid(f"This exercise has an unknown answer form {form.type!r}.")
+
+
+# --------------------------------------------------------------------------------------------
+# partly filled matrices
+
+
+def _mask(variant: Variant) -> np.ndarray:
+    exp = np.asarray(variant.expected, dtype=float)
+    mask = variant.context.get("mask")
+    if mask is not None:
+        return np.asarray(mask, dtype=bool)
+    given = variant.answer_form.given
+    if given is None:
+        return np.ones(exp.shape, dtype=bool)
+    return np.array([[cell is None for cell in row] for row in given], dtype=bool)
+
+
+def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
+    exp = np.asarray(variant.expected, dtype=float)
+    mask = _mask(variant)
+    grid: Answer = answer
+    if isinstance(answer, str):
+        grid = answer
+    elif len(answer) == exp.shape[0] and all(len(row) == exp.shape[1] for row in answer):
+        # Given cells are not the student's answer: put the exact values there, so the web may
+        # post them typed over, untouched, or as empty strings.
+        grid = [
+            [
+                (str(answer[i][j]) if mask[i, j] else repr(float(exp[i, j])))
+                for j in range(exp.shape[1])
+            ]
+            for i in range(exp.shape[0])
+        ]
+    return grade(
+        exp,
+        grid,
+        tolerance=variant.tolerance,
+        partial_credit=variant.partial_credit,
+        mask=mask,
+        detectors=variant.detectors,
+        context={**_context(variant), "mask": mask},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# points on a line
+
+_LABEL = re.compile(r"\b[a-zA-Z]\w*\s*=")
+_GROUP = re.compile(r"[\(\[]([^\(\)\[\]]*)[\)\]]")
+
+
+def _numbers(text: str, where: str) -> list[float]:
+    text = text.strip()
+    parts = [p for p in re.split(r"[;,]", text)]
+    if len(parts) == 1:
+        parts = text.split()
+    out = []
+    for k, part in enumerate(parts, start=1):
+        if not part.strip():
+            raise InvalidAnswer(f"{where}: number {k} is empty")
+        try:
+            out.append(parse_number(part))
+        except InvalidAnswer as exc:
+            raise InvalidAnswer(f"{where}: {exc.message}") from None
+    return out
+
+
+def parse_points(answer: Answer, n: int, count: int) -> np.ndarray:
+    """Read ``count`` points with ``n`` coordinates each from text or a grid; shape ``(count, n)``.
+
+    Text may be ``(1, 10)``, ``1, 10``, ``x = 1, y = 10``, several points one per line or as
+    ``(1, 10), (2, 5)``.  A grid holds the coordinates in reading order.
+    Raises :class:`quizapp.grading.InvalidAnswer` saying what is wrong.
+    """
+    values: list[float] = []
+    if isinstance(answer, str):
+        text = _LABEL.sub(" ", answer).strip()
+        if not text:
+            raise InvalidAnswer("The answer is empty: give a point such as (1, 2).")
+        groups = _GROUP.findall(text)
+        if groups:
+            if _GROUP.sub("", text).strip(" ,;\n\t"):
+                raise InvalidAnswer("Write each point in brackets, e.g. (1, 2), and nothing else.")
+            chunks = groups
+        else:
+            chunks = [line for line in text.splitlines() if line.strip()]
+        for k, chunk in enumerate(chunks, start=1):
+            values.extend(_numbers(chunk, f"point {k}" if len(chunks) > 1 else "your point"))
+    else:
+        for i, row in enumerate(answer, start=1):
+            for j, cell in enumerate(row, start=1):
+                if not str(cell).strip():
+                    raise InvalidAnswer(f"row {i}, column {j} is empty")
+                try:
+                    values.append(parse_number(str(cell)))
+                except InvalidAnswer as exc:
+                    raise InvalidAnswer(f"row {i}, column {j}: {exc.message}") from None
+    if len(values) != n * count:
+        what = "one point" if count == 1 else f"{count} points"
+        raise InvalidAnswer(
+            f"Give {what} with {n} coordinates each ({n * count} numbers); you gave {len(values)}."
+        )
+    pts = np.array(values, dtype=float).reshape(count, n)
+    if not np.all(np.isfinite(pts)):
+        raise InvalidAnswer("Every coordinate must be a finite number.")
+    return pts
+
+
+def _on_solution_set(p: np.ndarray, A: np.ndarray, c: np.ndarray, tol: Any) -> bool:
+    """True when ``p`` is, within the tolerance, a solution of ``A p = c``: ``p`` is compared
+    cell by cell with its orthogonal projection onto the solution set."""
+    proj = p - np.linalg.pinv(A) @ (A @ p - c)
+    return bool(np.all(cells_close(p, proj, tol)))
+
+
+def _grade_points(variant: Variant, answer: Answer) -> Verdict:
+    form = variant.answer_form
+    A = np.asarray(variant.context["coefficients"], dtype=float)
+    c = np.asarray(variant.context["rhs"], dtype=float)
+    names = form.unknowns or [f"x{i + 1}" for i in range(A.shape[1])]
+    eq = variant.context.get("equation", "the equation")
+    n, count = A.shape[1], form.count
+    try:
+        pts = parse_points(answer, n, count)
+    except InvalidAnswer as exc:
+        return _invalid(exc.message)
+    tol = variant.tolerance
+    ok = [_on_solution_set(p, A, c, tol) for p in pts]
+    dup = [False] * count
+    for i in range(count):
+        for j in range(i):
+            if ok[i] and ok[j] and not dup[j] and np.all(cells_close(pts[i], pts[j], tol)):
+                dup[i] = True
+    good = [o and not d for o, d in zip(ok, dup, strict=True)]
+    mistakes: list[Mistake] = []
+    notes: list[str] = []
+    for k, p in enumerate(pts):
+        label = "Your point" if count == 1 else f"Point {k + 1}"
+        if dup[k]:
+            notes.append(
+                f"{label} {latex_row(p)} is the same as an earlier one: give different solutions."
+            )
+        elif not ok[k]:
+            lhs = A @ p
+            detail = ", ".join(
+                f"the left side is {num(v)}, not {num(r)}" for v, r in zip(lhs, c, strict=True)
+            )
+            notes.append(f"{label} {latex_row(p)} does not satisfy {eq}: {detail}.")
+            if n == 2 and _on_solution_set(p[::-1], A, c, tol):
+                mistakes.append(
+                    Mistake(
+                        "swapped_unknowns",
+                        f"You swapped {names[0]} and {names[1]}: {latex_row(p[::-1])} is a solution, "
+                        f"so your first number should be {names[0]}.",
+                    )
+                )
+    n_good = sum(good)
+    if n_good == count:
+        status, score = "correct", 1.0
+        message = (
+            f"Correct: {latex_row(pts[0])} satisfies {eq}."
+            if count == 1
+            else f"Correct: all {count} points are different solutions of {eq}."
+        )
+    else:
+        score = n_good / count if variant.partial_credit else 0.0
+        status = "partial" if score > 0 else "incorrect"
+        message = " ".join(notes)
+    if any(d for d in dup) and not any(m.code == "same_point" for m in mistakes):
+        mistakes.append(
+            Mistake(
+                "same_point", "You gave the same point twice; the question asks for different ones."
+            )
+        )
+    return Verdict(
+        status=status,
+        score=score,
+        message=message,
+        cells=[[bool(g)] * n for g in good],
+        mistakes=mistakes,
+        parsed=pts.tolist() if count > 1 else pts[0].tolist(),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# multiple choice and index
+
+
+def _labels(variant: Variant) -> list[str]:
+    form = variant.answer_form
+    return list(form.choices or form.col_labels or [])
+
+
+def parse_pick(variant: Variant, answer: Answer) -> int:
+    """The picked option as a 1-based number.  Raises :class:`InvalidAnswer` if unreadable or out
+    of range.  ``choice`` accepts a letter or a number; ``index`` a number or the label itself."""
+    form = variant.answer_form
+    if isinstance(answer, str):
+        text = answer
+    else:
+        cells = [str(c) for row in answer for c in row if str(c).strip()]
+        if len(cells) != 1:
+            raise InvalidAnswer("Give exactly one answer.")
+        text = cells[0]
+    text = text.strip()
+    labels = _labels(variant)
+    count = len(labels) or int(variant.context.get("count", 0))
+    if not text:
+        raise InvalidAnswer("The answer is empty.")
+    core = text.strip("()[]. ").strip()
+    if form.type == "choice":
+        m = re.fullmatch(r"(?:option\s*)?\(?([A-Za-z])\)?\.?", text, flags=re.IGNORECASE)
+        if m:
+            k = _LETTERS.index(m.group(1).lower()) + 1
+            if k > count:
+                raise InvalidAnswer(
+                    f"There are only {count} options: answer with a letter from a to {_LETTERS[count - 1]}."
+                )
+            return k
+    if re.fullmatch(r"[+]?\d+", core):
+        k = int(core)
+        if not 1 <= k <= count:
+            raise InvalidAnswer(f"Answer with a number from 1 to {count}; {k} is not one of them.")
+        return k
+    low = [lbl.lower().strip() for lbl in labels]
+    if form.type == "index" and core.lower().strip("“”\"' ") in low:
+        return low.index(core.lower().strip("“”\"' ")) + 1
+    if form.type == "choice":
+        raise InvalidAnswer(
+            f"Answer with the letter of one option (a to {_LETTERS[max(count, 1) - 1]})."
+        )
+    raise InvalidAnswer(f"Answer with a number from 1 to {count}.")
+
+
+def _grade_pick(variant: Variant, answer: Answer) -> Verdict:
+    form = variant.answer_form
+    try:
+        k = parse_pick(variant, answer)
+    except InvalidAnswer as exc:
+        return _invalid(exc.message)
+    right = int(variant.expected) + 1 if form.type == "choice" else int(variant.expected)
+    shown = f"({_LETTERS[k - 1]})" if form.type == "choice" else str(k)
+    if k == right:
+        return Verdict(status="correct", score=1.0, message="Correct.", cells=[[True]], parsed=k)
+    mistakes: list[Mistake] = []
+    if form.type == "choice":
+        found = (variant.context.get("choice_mistakes") or {}).get(k - 1)
+    else:
+        found = (variant.context.get("index_mistakes") or {}).get(k)
+    if found:
+        mistakes.append(Mistake(found[0], found[1]))
+    message = f"{shown} is not the right answer." + (f" {mistakes[0].message}" if mistakes else "")
+    return Verdict(
+        status="incorrect", score=0.0, message=message, cells=[[False]], mistakes=mistakes, parsed=k
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# canonical correct answers
+
+
+def _text(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return repr(float(a))
+    if a.ndim == 1:
+        return "[" + ", ".join(repr(float(v)) for v in a) + "]"
+    return "[" + ", ".join(_text(row) for row in a) + "]"
+
+
+def expected_answer_text(variant: Variant) -> str:
+    """Text of a correct answer for ``variant`` (full precision), as a student could type it.
+
+    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.
+    """
+    form = variant.answer_form
+    if form.type == "choice":
+        return _LETTERS[int(variant.expected)]
+    if form.type == "index":
+        return str(int(variant.expected))
+    exp = np.asarray(variant.expected, dtype=float)
+    if form.type == "point_on_line":
+        pts = exp.reshape(form.count, -1)
+        return "\n".join("(" + ", ".join(repr(float(v)) for v in p) + ")" for p in pts)
+    return _text(exp)

@@ -1,0 +1,392 @@
+"""What each named mistake would produce, computed from a variant's ``context``.
+
+The kinds use these to make sure every mistake they name is distinguishable from the right
+answer (resampling otherwise); ``quizapp/bank/detectors.py`` uses them to recognise the mistake in
+a student's answer.  Every function takes the variant's context and returns the mistaken value as a
+float array (or ``None`` when the mistake does not apply to this variant); every message function
+returns the sentence shown to the student.  Pure: NumPy and ``quizapp.linalg`` only.
+
+Context keys by ``family`` (set by the kinds):
+- ``attention``: ``Q`` ``(n_q, d)``, ``K`` ``(n_k, d)``, optional ``V`` ``(n_k, d_v)``, ``ask`` one
+  of ``scores`` (``QK^T``), ``scaled`` (``QK^T/sqrt(d)``), ``weights`` (row softmax) or ``output``
+  (``weights @ V``).
+- ``multi_head``: ``X``, ``W_Q``, ``W_K``, ``W_V`` (lists, one per head), ``W_O``, ``ask`` one of
+  ``output`` or ``concat``.
+- ``softmax``: ``x`` (the vector or matrix whose row softmax is asked).
+- ``product``: ``A``, ``B``, ``op`` one of ``AB``, ``BA``, ``AB-BA``, ``(AB)^T``.
+- ``inverse``: ``A``.
+- ``basis``: ``basis`` (rows are the basis vectors), ``v``.
+- ``map_matrix``: ``images`` (rows are the images), optional ``basis`` (rows).
+- ``equation``: ``a``, ``c``, ``b`` for ``ax + c = b``.
+- ``matrix_form``: ``M`` (the asked matrix), ``moved`` (cells whose term was on the other side).
+- ``linearity``: ``Tu``, ``Tv``, ``a``, ``b`` for ``T(a u + b v)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from quizapp import linalg
+
+from ._util import num
+
+Ctx = Mapping[str, Any]
+
+
+def _f(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def attention_pipeline(
+    Q: Any,
+    K: Any,
+    V: Any,
+    ask: str,
+    *,
+    scale: float | None = None,
+    axis: int = -1,
+    use_softmax: bool = True,
+    transposed: bool = False,
+    use_values: bool = True,
+) -> np.ndarray:
+    """``softmax(QK^T / scale) V`` cut at ``ask``, with switches that reproduce the mistakes.
+
+    ``scale`` defaults to ``sqrt(d)``; ``transposed`` uses ``KQ^T``; ``axis=0`` normalises columns;
+    ``use_softmax=False`` uses the scaled scores as weights; ``use_values=False`` stops at the
+    weights.  Shapes as in :func:`quizapp.linalg.attention`.
+    """
+    q, k = _f(Q), _f(K)
+    d = k.shape[1]
+    s = k @ q.T if transposed else q @ k.T
+    if ask == "scores":
+        return s
+    s = s / (np.sqrt(d) if scale is None else scale)
+    if ask == "scaled":
+        return s
+    w = linalg.softmax(s, axis=axis) if use_softmax else s
+    if ask == "weights" or not use_values:
+        return w
+    v = _f(V)
+    if w.shape[1] != v.shape[0]:
+        raise ValueError("weights and V do not chain")
+    return w @ v
+
+
+def _att(**kw: Any) -> Callable[[Ctx], np.ndarray | None]:
+    def fn(ctx: Ctx) -> np.ndarray | None:
+        try:
+            return attention_pipeline(ctx["Q"], ctx["K"], ctx.get("V"), ctx["ask"], **kw)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    return fn
+
+
+def _att_missing_scale(ctx: Ctx) -> np.ndarray | None:
+    if ctx["ask"] == "scores":
+        return None
+    return _att(scale=1.0)(ctx)
+
+
+def _att_scale_by_d(ctx: Ctx) -> np.ndarray | None:
+    if ctx["ask"] == "scores":
+        return None
+    return _att(scale=float(_f(ctx["K"]).shape[1]))(ctx)
+
+
+def _att_axis(ctx: Ctx) -> np.ndarray | None:
+    return _att(axis=0)(ctx) if ctx["ask"] in ("weights", "output") else None
+
+
+def _att_no_softmax(ctx: Ctx) -> np.ndarray | None:
+    return _att(use_softmax=False)(ctx) if ctx["ask"] in ("weights", "output") else None
+
+
+def _att_no_values(ctx: Ctx) -> np.ndarray | None:
+    return _att(use_values=False)(ctx) if ctx["ask"] == "output" else None
+
+
+def _d(ctx: Ctx) -> int:
+    return int(_f(ctx["K"]).shape[1])
+
+
+def _mh(ctx: Ctx, *, scale_one: bool = False, project: bool = True) -> np.ndarray | None:
+    X = _f(ctx["X"])
+    heads = []
+    for wq, wk, wv in zip(ctx["W_Q"], ctx["W_K"], ctx["W_V"], strict=True):
+        q, k, v = X @ _f(wq), X @ _f(wk), X @ _f(wv)
+        heads.append(attention_pipeline(q, k, v, "output", scale=1.0 if scale_one else None))
+    concat = np.concatenate(heads, axis=1)
+    if not project or ctx["ask"] == "concat":
+        return concat
+    return concat @ _f(ctx["W_O"])
+
+
+def _mh_missing_projection(ctx: Ctx) -> np.ndarray | None:
+    return _mh(ctx, project=False) if ctx["ask"] == "output" else None
+
+
+def _mh_heads_swapped(ctx: Ctx) -> np.ndarray | None:
+    if len(ctx["W_Q"]) < 2:
+        return None
+    swapped = dict(ctx)
+    for key in ("W_Q", "W_K", "W_V"):
+        swapped[key] = list(reversed(ctx[key]))
+    return _mh(swapped)
+
+
+def _softmax_axis(ctx: Ctx) -> np.ndarray | None:
+    x = _f(ctx["x"])
+    return linalg.softmax(x, axis=0) if x.ndim == 2 else None
+
+
+def _softmax_no_exp(ctx: Ctx) -> np.ndarray | None:
+    x = _f(ctx["x"])
+    total = np.sum(x, axis=-1, keepdims=True)
+    if np.any(np.abs(total) < 1e-9):
+        return None
+    return x / total
+
+
+def _product_wrong_order(ctx: Ctx) -> np.ndarray | None:
+    A, B, op = _f(ctx["A"]), _f(ctx["B"]), ctx["op"]
+    try:
+        if op == "AB":
+            return B @ A
+        if op == "BA":
+            return A @ B
+        if op == "(AB)^T":
+            return A.T @ B.T
+    except ValueError:
+        return None
+    return None
+
+
+def _product_elementwise(ctx: Ctx) -> np.ndarray | None:
+    A, B, op = _f(ctx["A"]), _f(ctx["B"]), ctx["op"]
+    if op in ("AB", "BA") and A.shape == B.shape:
+        return A * B
+    return None
+
+
+def _inverse_missing_det(ctx: Ctx) -> np.ndarray | None:
+    A = _f(ctx["A"])
+    return linalg.inverse(A) * linalg.determinant(A)
+
+
+def _inverse_sign(ctx: Ctx) -> np.ndarray | None:
+    A = _f(ctx["A"])
+    if A.shape != (2, 2):
+        return None
+    (a, b), (c, d) = A
+    return np.array([[d, b], [c, a]]) / linalg.determinant(A)
+
+
+def _basis_as_rows(ctx: Ctx) -> np.ndarray | None:
+    rows = _f(ctx["basis"])
+    try:
+        return linalg.solve(rows, ctx["v"])
+    except linalg.LinalgError:
+        return None
+
+
+def _basis_standard(ctx: Ctx) -> np.ndarray | None:
+    return _f(ctx["v"])
+
+
+def _images_as_rows(ctx: Ctx) -> np.ndarray | None:
+    if ctx.get("basis") is not None:
+        return None
+    return _f(ctx["images"])
+
+
+def _basis_ignored(ctx: Ctx) -> np.ndarray | None:
+    if ctx.get("basis") is None:
+        return None
+    return _f(ctx["images"]).T
+
+
+def _equation_inverted(ctx: Ctx) -> np.ndarray | None:
+    rhs = float(ctx["b"]) - float(ctx["c"])
+    return None if rhs == 0 else np.asarray(float(ctx["a"]) / rhs)
+
+
+def _equation_moved(ctx: Ctx) -> np.ndarray | None:
+    if float(ctx["c"]) == 0:
+        return None
+    return np.asarray((float(ctx["b"]) + float(ctx["c"])) / float(ctx["a"]))
+
+
+def _matrix_form_moved(ctx: Ctx) -> np.ndarray | None:
+    moved = ctx.get("moved") or []
+    if not moved:
+        return None
+    M = _f(ctx["M"]).copy()
+    for i, j in moved:
+        M[i, j] = -M[i, j]
+    return M
+
+
+def _linearity_scalars(ctx: Ctx) -> np.ndarray | None:
+    return _f(ctx["Tu"]) + _f(ctx["Tv"])
+
+
+#: (family, code) -> the value that mistake produces.
+MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
+    ("attention", "missing_scale"): _att_missing_scale,
+    ("attention", "scale_by_d"): _att_scale_by_d,
+    ("attention", "softmax_axis"): _att_axis,
+    ("attention", "missing_softmax"): _att_no_softmax,
+    ("attention", "scores_transposed"): _att(transposed=True),
+    ("attention", "missing_values"): _att_no_values,
+    ("multi_head", "missing_output_projection"): _mh_missing_projection,
+    ("multi_head", "missing_scale"): lambda ctx: _mh(ctx, scale_one=True),
+    ("multi_head", "heads_swapped"): _mh_heads_swapped,
+    ("softmax", "softmax_axis"): _softmax_axis,
+    ("softmax", "softmax_no_exp"): _softmax_no_exp,
+    ("product", "wrong_order"): _product_wrong_order,
+    ("product", "elementwise_product"): _product_elementwise,
+    ("inverse", "missing_determinant"): _inverse_missing_det,
+    ("inverse", "inverse_sign"): _inverse_sign,
+    ("basis", "basis_as_rows"): _basis_as_rows,
+    ("basis", "standard_coordinates"): _basis_standard,
+    ("map_matrix", "images_as_rows"): _images_as_rows,
+    ("map_matrix", "basis_ignored"): _basis_ignored,
+    ("equation", "inverted_division"): _equation_inverted,
+    ("equation", "moved_without_sign"): _equation_moved,
+    ("matrix_form", "moved_without_sign"): _matrix_form_moved,
+    ("linearity", "linearity_scalars"): _linearity_scalars,
+}
+
+
+def _sqrt_d(ctx: Ctx) -> str:
+    d = _d(ctx)
+    root = np.sqrt(d)
+    shown = num(root) if root == round(root) else f"{root:.3f}"
+    return f"√d = √{d} = {shown}" if root != round(root) else f"√d = {shown}"
+
+
+def _msg_order(ctx: Ctx) -> str:
+    op = ctx["op"]
+    if op == "AB":
+        what = ctx.get("order_names", ("A", "B"))
+        return (
+            f"You multiplied in the wrong order: that is {what[1]}{what[0]}, not "
+            f"{what[0]}{what[1]}. Matrix multiplication is not commutative."
+        )
+    if op == "BA":
+        return "You computed AB instead of BA. Matrix multiplication is not commutative."
+    return "You computed AᵀBᵀ: transposing a product reverses the order, (AB)ᵀ = BᵀAᵀ."
+
+
+#: (family, code) -> the sentence shown to the student.
+MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
+    ("attention", "missing_scale"): lambda c: (
+        f"You forgot to divide the scores by {_sqrt_d(c)} (d = {_d(c)} is the key dimension)."
+    ),
+    ("attention", "scale_by_d"): lambda c: (
+        f"You divided the scores by d = {_d(c)}; scaled dot-product attention divides by √d."
+    ),
+    ("attention", "softmax_axis"): lambda c: (
+        "You took the softmax down each column; it goes along each row, so that each query's "
+        "weights over the keys sum to 1."
+    ),
+    ("attention", "missing_softmax"): lambda c: (
+        "You used the scaled scores as weights without applying the softmax."
+    ),
+    ("attention", "scores_transposed"): lambda c: (
+        "You transposed the scores: you computed KQᵀ, but query i's score for key j is row i, "
+        "column j of QKᵀ."
+    ),
+    ("attention", "missing_values"): lambda c: (
+        "You gave the attention weights; the output is the weights multiplied by V."
+    ),
+    ("multi_head", "missing_output_projection"): lambda c: (
+        "You concatenated the heads but did not multiply by W_O."
+    ),
+    ("multi_head", "missing_scale"): lambda c: (
+        "You forgot to divide each head's scores by √d_k, the square root of that head's key "
+        "dimension."
+    ),
+    ("multi_head", "heads_swapped"): lambda c: (
+        "You concatenated the heads in the wrong order: head 1 comes first."
+    ),
+    ("softmax", "softmax_axis"): lambda c: (
+        "You took the softmax down each column; here it goes along each row."
+    ),
+    ("softmax", "softmax_no_exp"): lambda c: (
+        "You divided each entry by the sum without exponentiating first: softmax uses exp(xᵢ)."
+    ),
+    ("product", "wrong_order"): _msg_order,
+    ("product", "elementwise_product"): lambda c: (
+        "You multiplied entry by entry; a matrix product takes rows times columns."
+    ),
+    ("inverse", "missing_determinant"): lambda c: (
+        f"You forgot to divide by the determinant det(A) = {num(linalg.determinant(c['A']))}."
+    ),
+    ("inverse", "inverse_sign"): lambda c: (
+        "You swapped the diagonal entries but forgot to change the sign of the off-diagonal ones."
+    ),
+    ("basis", "basis_as_rows"): lambda c: (
+        "You used the basis vectors as the rows of the matrix; they are its columns: "
+        "v = c₁b₁ + c₂b₂ + ..."
+    ),
+    ("basis", "standard_coordinates"): lambda c: (
+        "Those are v's coordinates in the standard basis; the question asks for the "
+        "coefficients of the given basis vectors."
+    ),
+    ("map_matrix", "images_as_rows"): lambda c: (
+        "You wrote the images as rows; the images of the basis vectors are the COLUMNS of the "
+        "matrix."
+    ),
+    ("map_matrix", "basis_ignored"): lambda c: (
+        "You put the images in the columns as if the basis were the standard one; here the "
+        "inputs are other vectors, so A b_j = T(b_j) must be solved for A."
+    ),
+    ("equation", "inverted_division"): lambda c: (
+        "You divided the wrong way round: from ax = b, x = b / a."
+    ),
+    ("equation", "moved_without_sign"): lambda c: (
+        "You moved the constant to the other side without changing its sign."
+    ),
+    ("matrix_form", "moved_without_sign"): lambda c: (
+        "A term moved to the other side of an equation changes its sign; you kept its sign."
+    ),
+    ("linearity", "linearity_scalars"): lambda c: (
+        "You added T(u) and T(v) but forgot the scalars: T(au + bv) = aT(u) + bT(v)."
+    ),
+}
+
+
+def mistaken_value(code: str, ctx: Ctx) -> np.ndarray | None:
+    """The value mistake ``code`` produces for the variant with context ``ctx`` (or ``None``)."""
+    fn = MISTAKES.get((str(ctx.get("family", "")), code))
+    if fn is None:
+        return None
+    try:
+        out = fn(ctx)
+    except (KeyError, ValueError, TypeError, linalg.LinalgError):
+        return None
+    return None if out is None else np.asarray(out, dtype=float)
+
+
+def mistake_message(code: str, ctx: Ctx) -> str:
+    """The sentence naming mistake ``code`` for this variant."""
+    return MESSAGES[(str(ctx.get("family", "")), code)](ctx)
+
+
+def distinguishable_codes(
+    expected: Any, ctx: Ctx, codes: tuple[str, ...], decimals: int = 2
+) -> tuple[str, ...]:
+    """The codes among ``codes`` whose mistaken value exists and differs from ``expected``."""
+    from ._util import distinct
+
+    out = []
+    for code in codes:
+        v = mistaken_value(code, ctx)
+        if v is not None and distinct(expected, v, decimals):
+            out.append(code)
+    return tuple(out)
