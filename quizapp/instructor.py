@@ -346,6 +346,8 @@ def scoreboard(
         "last": ranked.c.reached_at,
     }[sort]
     order = [column.desc() if descending else column.asc()]
+    if sort == "last":  # students who never scored last, either way and on every database
+        order.insert(0, ranked.c.reached_at.is_(None).asc())
     if sort != "rank":
         order.append(ranked.c.rank.asc())
     stmt = select(ranked).order_by(*order)
@@ -1284,6 +1286,15 @@ class StudentExercise:
     progress: Progress | None
     excusal: Excusal | None
     variants: list[tuple[Variant, list[Submission]]]
+
+
+def answer_text(submission: Submission) -> str:
+    """A submission's answer as typed: the text, or a grid's rows on lines with cells split by
+    two spaces (for display; the stored ``raw_answer`` is never changed)."""
+    answer = services.decode_raw_answer(submission.answer_format, submission.raw_answer)
+    if isinstance(answer, list):
+        return "\n".join("  ".join(str(c) for c in row) for row in answer)
+    return str(answer)
 
 
 def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentExercise]]:

@@ -158,6 +158,11 @@ def test_scoreboard_per_quiz_pagination_and_sorting(app) -> None:
         assert [r.attempts for r in by_attempts.rows] == sorted(
             (r.attempts for r in board.rows), reverse=True
         )
+        for descending in (False, True):
+            by_last = inst.scoreboard(db.session, sort="last", descending=descending).rows
+            times = [r.reached_at for r in by_last]
+            assert times[-1] is None and by_last[-1].username == "dan"  # never scored: last
+            assert times[:-1] == sorted(times[:-1], reverse=descending)
         # The rank does not depend on the sort.
         assert {r.username: r.rank for r in by_name.rows} == {
             r.username: r.rank for r in board.rows

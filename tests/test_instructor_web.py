@@ -207,9 +207,11 @@ def test_preview_at_seed_7_and_try_an_answer_stores_nothing(app) -> None:
 def test_student_page_lists_variants_and_escapes_answers(app) -> None:
     sid = add_user(app, "ana")
     submit(app, "ana", DECK, "<script>alert(1)</script>", at(1))
+    submit(app, "ana", DECK, [["<b>1</b>"], ["9"]], at(1.5))  # a grid, as the form posts it
     submit(app, "ana", DECK, "2, 5", at(2))
     prof = instructor(app)
     page = prof.get(f"/instructor/students/{sid}").get_data(as_text=True)
+    assert "&lt;b&gt;1&lt;/b&gt;\n9</pre>" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page
     assert "Variant 1" in page and "seed " in page

@@ -337,7 +337,7 @@ def student(user_id: int) -> str:
         history=inst.submission_history(db.session, ids),
         exercises=live,
         csrf_form=EmptyForm(),
-        decode=services.decode_raw_answer,
+        answer_text=inst.answer_text,
     )
 
 
