@@ -426,3 +426,50 @@ def test_student_leaderboard_is_anonymous_and_highlights_me(tmp_path: Path) -> N
 def test_student_leaderboard_is_off_by_default(app) -> None:
     add_user(app, "ana")
     assert signed_in(app, "ana").get("/leaderboard").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/instructor/scoreboard?page=0",
+        "/instructor/scoreboard?page=99999999999999999999",
+        "/instructor/scoreboard?per_page=501",
+        "/instructor/scoreboard?quiz=%00",
+        "/instructor/scoreboard?dir=sideways",
+        "/instructor/gradebook?quiz=../etc",
+        "/instructor/gradebook.csv?quiz=%E2%80%AE",
+        DECK_URL + "/preview?seed=99999999999999999999999",
+        DECK_URL + "/preview?seed=1e3",
+        "/instructor/exercises/01-linear-systems/..%2F..%2Fsecret",
+        "/instructor/exercises/NOPE/x",
+        "/instructor/students/0",
+        "/reset/%00%01",
+        "/reset/" + "a" * 5000,
+    ],
+)
+def test_bad_parameters_get_a_clear_answer_not_a_500(app, url: str) -> None:
+    prof = instructor(app)
+    resp = prof.get(url)
+    assert 200 <= resp.status_code < 500, (url, resp.status_code)
+    assert resp.status_code in (200, 400, 404)
+
+
+def test_bad_posts_get_a_clear_answer_not_a_500(app) -> None:
+    sid = add_user(app, "ana")
+    prof = instructor(app)
+    token = csrf_from(prof.get("/instructor/students").get_data(as_text=True))
+    cases = [
+        (DECK_URL + "/preview?seed=7", {"answer": "\x00\u202e" + "9" * 100}),
+        (DECK_URL + "/preview?seed=7", {"answer": "[" * 5000}),
+        (DECK_URL + "/preview?seed=7", {"answer": "1" * 30000}),
+        (f"/instructor/students/{sid}/excusals", {"exercise_id": DECK, "action": "delete"}),
+        (f"/instructor/students/{sid}/excusals", {"exercise_id": DECK, "reason": "r" * 9000}),
+        ("/instructor/students/424242/excusals", {"exercise_id": DECK}),
+        ("/instructor/students/424242/reset-link", {}),
+    ]
+    for url, data in cases:
+        resp = prof.post(url, data={"csrf_token": token, **data})
+        assert resp.status_code in (200, 302, 400, 404), (url, data, resp.status_code)
+    for content in [b"\x00\x01\x02", b"username\n" + b"x" * 70 + b"\n", b"\xef\xbb\xbf"]:
+        resp = _upload(prof, token, content.decode("utf-8", "replace"))
+        assert resp.status_code in (200, 400), resp.status_code
