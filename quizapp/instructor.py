@@ -991,6 +991,20 @@ class RegradeSummary:
             "progress_changes": [c.to_dict() for c in self.progress_changes],
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], regrade_id: int | None = None) -> RegradeSummary:
+        """The summary stored in a ``regrades`` row (inverse of :meth:`to_dict`)."""
+        return cls(
+            exercise_id=str(data.get("exercise_id", "")),
+            version_hash=str(data.get("version_hash", "")),
+            dry_run=bool(data.get("dry_run", False)),
+            regraded=int(data.get("regraded", 0)),
+            skipped_invalid=int(data.get("skipped_invalid", 0)),
+            changes=[SubmissionChange(**c) for c in data.get("changes", [])],
+            progress_changes=[ProgressChange(**c) for c in data.get("progress_changes", [])],
+            regrade_id=regrade_id,
+        )
+
     def text(self) -> str:
         """A human-readable summary (what the CLI prints)."""
         verb = "would change" if self.dry_run else "changed"

@@ -54,7 +54,12 @@ def _page(resp) -> str:
 
 def _instructor_urls(app, student_id: int) -> list[tuple[str, str]]:
     """(method, URL) of every rule of the instructor blueprint, with sample arguments."""
-    values = {"quiz_id": "01-linear-systems", "name": "05-deck-system", "user_id": student_id}
+    values = {
+        "quiz_id": "01-linear-systems",
+        "name": "05-deck-system",
+        "user_id": student_id,
+        "regrade_id": 1,
+    }
     out = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
@@ -69,6 +74,8 @@ def _instructor_urls(app, student_id: int) -> list[tuple[str, str]]:
 
 def test_every_instructor_route_requires_the_instructor_role(app) -> None:
     sid = add_user(app, "ana")
+    with app.app_context():  # regrade 1 exists, so its page has something to show
+        assert inst.regrade_exercise(db.session, DECK).regrade_id == 1
     routes = _instructor_urls(app, sid)
     endpoints = {u for _, u in routes}
     assert len(routes) >= 14, routes  # all the pages below, GET and POST
@@ -105,7 +112,7 @@ def test_every_instructor_route_requires_the_instructor_role(app) -> None:
             resp = prof.post(url, data={})
             assert resp.status_code == 400, (url, resp.status_code)
     with app.app_context():
-        assert db.session.scalar(select(func.count(Regrade.id))) == 0
+        assert db.session.scalar(select(func.count(Regrade.id))) == 1
         assert db.session.scalar(select(func.count(Excusal.id))) == 0
 
 
@@ -268,6 +275,13 @@ def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
     assert "Regraded" in body and "1 verdicts changed" in body
     assert stored_submissions(app)[0]["status"] == "incorrect"
     assert "before regrade: correct" in _page(prof.get("/instructor/students/1"))
+    stored = re.search(
+        r'href="(/instructor/regrades/\d+)"', prof.get(DECK_URL).get_data(as_text=True)
+    )
+    assert stored is not None
+    again = _page(prof.get(stored.group(1)))
+    assert "1 verdicts changed" in again and "correct 100%" in again and "incorrect 0%" in again
+    assert prof.get("/instructor/regrades/999").status_code == 404
 
 
 def _upload(client, token: str, text: str, name: str = "roster.csv"):

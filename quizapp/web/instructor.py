@@ -309,6 +309,19 @@ def regrade(quiz_id: str, name: str) -> tuple[str, int]:
     return render_template("instructor/regrade.html", ex=ex, summary=summary), 200
 
 
+@bp.route("/regrades/<int:regrade_id>")
+def regrade_run(regrade_id: int) -> str:
+    """A past regrade's stored summary."""
+    from quizapp.models_instructor import Regrade
+
+    run = db.session.get(Regrade, regrade_id)
+    if run is None:
+        abort(404)
+    summary = inst.RegradeSummary.from_dict(run.summary or {}, run.id)
+    ex = services.get_exercise(db.session, run.exercise_id, include_archived=True)
+    return render_template("instructor/regrade.html", ex=ex, summary=summary, run=run)
+
+
 # --------------------------------------------------------------------------------------------
 # Students, excusals, roster
 
