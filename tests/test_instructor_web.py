@@ -161,7 +161,7 @@ def test_gradebook_csv_download_parses_back(app, tmp_path: Path) -> None:
     ]
     # Only quiz 01 weighs: both have 10 of its points.
     with app.app_context():
-        q1 = sum(e.points for e in inst._live_exercises(db.session, "01-linear-systems"))
+        q1 = sum(e.points for e in inst.live_exercises(db.session, "01-linear-systems"))
     for r in rows:
         assert float(r["course total %"]) == pytest.approx(100 * 10 / q1, abs=0.01)
     assert [r[f"{DECK} (10)"] for r in rows] == ["10", ""]  # ben never tried DECK

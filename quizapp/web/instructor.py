@@ -342,7 +342,7 @@ def students() -> str:
 def student(user_id: int) -> str:
     user, items = inst.student_detail(db.session, user_id)
     ids = [s.id for item in items for _, subs in item.variants for s in subs]
-    live = [e for e in inst._live_exercises(db.session)]
+    live = [e for e in inst.live_exercises(db.session)]
     return render_template(
         "instructor/student.html",
         user=user,
