@@ -141,9 +141,9 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
 
     max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
     cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
-    # Form parsing limits (Werkzeug): a grid of a few hundred cells is plenty.
+    # Form parsing limits (Werkzeug).
     cfg["MAX_FORM_MEMORY_SIZE"] = cfg["MAX_CONTENT_LENGTH"]
-    cfg["MAX_FORM_PARTS"] = 2000
+    cfg["MAX_FORM_PARTS"] = 5000  # a 64 x 64 grid (services.MAX_GRID) fits
 
     cfg["SESSION_COOKIE_HTTPONLY"] = True
     cfg["SESSION_COOKIE_SAMESITE"] = "Lax"

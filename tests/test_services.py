@@ -326,7 +326,8 @@ def test_recompute_progress_equals_the_incremental_row(app) -> None:
             services.get_or_create_variant(db.session, user, ex, _secret(app))
         )
         x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))
-        for answer in ("abc", "0 0", "0 0", f"{x[0]} 0", f"{x[0]} {x[1]}"):
+        wrong, partial = f"{x[0] + 1} {x[1] + 1}", f"{x[0]} {x[1] + 1}"
+        for answer in ("abc", wrong, wrong, partial, f"{x[0]} {x[1]}"):
             services.submit(db.session, user, TWO, answer, seed_secret=_secret(app))
         services.new_practice_variant(db.session, user, ex, _secret(app))
         services.submit(db.session, user, TWO, "1 1", seed_secret=_secret(app))
