@@ -1,0 +1,341 @@
+"""Loading the exercise bank: quizzes, exercises, and seeded variants.
+
+Layout (see the README, "Authoring exercises")::
+
+    exercises/
+      linear-systems/          <- a quiz: its id is the folder name
+        quiz.yaml              <- title, description, order, opens, closes, exercises (order)
+        two-by-two.yaml        <- an exercise: id "linear-systems/two-by-two"
+
+``load_bank`` never raises for a bad file: every problem of every file goes to ``Bank.errors`` and
+the other files still load.  ``load_exercise_source`` rebuilds an exercise from YAML text stored in
+the database and is cached by content hash, so calling it (and ``generate``) per request is cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
+from quizapp.bank.template import TemplateError, render
+from quizapp.bank.types import Kind, KindParams, Variant
+from quizapp.bank.validate import check_exercise
+from quizapp.bank.yamlio import BankError, parse_yaml
+
+QUIZ_FILE = "quiz.yaml"
+MAX_SEED = 2**63
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the UTF-8 text, hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(eq=False)
+class Exercise:
+    """One valid exercise: its id (``quiz/stem``), file, parsed spec, YAML source and hash.
+
+    ``params`` are the kind's validated parameters (for ``expression``: variables, require,
+    answer, answer_form).
+    """
+
+    id: str
+    quiz_id: str
+    path: str
+    spec: ExerciseSpec
+    source: str
+    content_hash: str
+    kind: Kind
+    params: KindParams
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def points(self) -> int:
+        return self.spec.points
+
+    @property
+    def attempts(self) -> int:
+        return self.spec.attempts
+
+    def generate(self, seed: int) -> Variant:
+        """The variant fixed by ``seed`` (an int in ``[0, 2**63)``): pure and deterministic.
+
+        Draws from ``numpy.random.default_rng(seed)`` (PCG64), so the same seed gives the same
+        numbers on every machine with the same NumPy major version.  Raises ``BankError``
+        (``file: seed N: message``) when the kind cannot generate this seed (e.g. a ``require``
+        that never holds) or the prompt fails to render; ``ValueError`` for a bad seed.
+        """
+        if (
+            isinstance(seed, bool)
+            or not isinstance(seed, (int, np.integer))
+            or not 0 <= seed < MAX_SEED
+        ):
+            raise ValueError(f"a seed is an integer in [0, 2**63), got {seed!r}")
+        rng = np.random.default_rng(int(seed))
+        try:
+            generated = self.kind.generate(self.params, rng)
+            prompt = render(self.spec.prompt, generated.values)
+            hints = [render(h, generated.values) for h in self.spec.hints]
+        except TemplateError as exc:
+            raise BankError(self.path, None, None, f"seed {seed}: prompt: {exc.message}") from exc
+        except BankError:
+            raise
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            raise BankError(self.path, None, None, f"seed {seed}: {message}") from exc
+        return Variant(
+            exercise_id=self.id,
+            seed=int(seed),
+            title=self.spec.title,
+            prompt=prompt,
+            expected=generated.expected,
+            answer_form=generated.answer_form,
+            solution=list(generated.solution),
+            tolerance=self.spec.tolerance_value(),
+            partial_credit=self.spec.partial_credit,
+            values=dict(generated.values),
+            context=dict(generated.context),
+            detectors=tuple(generated.detectors),
+            hints=hints,
+        )
+
+
+@dataclass(eq=False)
+class Quiz:
+    """A folder of exercises with its ``quiz.yaml``."""
+
+    id: str
+    title: str
+    description: str
+    order: int
+    opens: Any
+    closes: Any
+    exercise_ids: list[str]
+    source: str
+    content_hash: str
+    path: str = ""
+
+
+@dataclass
+class Bank:
+    """Everything loaded from a bank folder: valid quizzes and exercises, and every problem."""
+
+    quizzes: dict[str, Quiz] = field(default_factory=dict)
+    exercises: dict[str, Exercise] = field(default_factory=dict)
+    errors: list[BankError] = field(default_factory=list)
+
+    def quiz_list(self) -> list[Quiz]:
+        """Quizzes by ``order``, then id."""
+        return sorted(self.quizzes.values(), key=lambda q: (q.order, q.id))
+
+
+def _parse_exercise(
+    exercise_id: str, source: str, file: str
+) -> tuple[Exercise | None, list[BankError]]:
+    try:
+        data, located = parse_yaml(source, file)
+    except BankError as err:
+        return None, [err]
+    checked, errors = check_exercise(data, located, file)
+    if checked is None:
+        return None, errors
+    quiz_id = exercise_id.split("/", 1)[0] if "/" in exercise_id else ""
+    return (
+        Exercise(
+            id=exercise_id,
+            quiz_id=quiz_id,
+            path=file,
+            spec=checked.spec,
+            source=source,
+            content_hash=content_hash(source),
+            kind=checked.kind,
+            params=checked.params,
+        ),
+        [],
+    )
+
+
+@lru_cache(maxsize=1024)
+def _cached_source(exercise_id: str, digest: str, source: str) -> Exercise:
+    exercise, errors = _parse_exercise(exercise_id, source, exercise_id)
+    if exercise is None:
+        first = errors[0]
+        first.errors = errors
+        raise first
+    return exercise
+
+
+def load_exercise_source(exercise_id: str, source: str) -> Exercise:
+    """An exercise from its YAML text (as stored in the database), cached by content hash.
+
+    Errors name the exercise id as the file.  Raises ``BankError`` (its ``errors`` lists every
+    problem found).
+    """
+    return _cached_source(exercise_id, content_hash(source), source)
+
+
+def load_exercise_file(
+    path: Path, exercise_id: str | None = None
+) -> tuple[Exercise | None, list[BankError]]:
+    """Load one exercise file; its id defaults to ``<parent folder>/<stem>``.  Never raises."""
+    file = str(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [BankError(file, None, None, f"cannot read the file: {exc}")]
+    return _parse_exercise(exercise_id or f"{path.parent.name}/{path.stem}", source, file)
+
+
+def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, list[BankError]]:
+    file = str(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+        data, located = parse_yaml(source, file)
+    except BankError as err:
+        return None, "", [err]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, "", [BankError(file, None, None, f"cannot read the file: {exc}")]
+    if not isinstance(data, dict):
+        return (
+            None,
+            source,
+            [BankError(file, 1, 1, "quiz.yaml is a mapping (title:, description:, order:, ...)")],
+        )
+    try:
+        return QuizSpec.model_validate(data), source, []
+    except ValidationError as exc:
+        return None, source, pydantic_errors(exc, QuizSpec, located, file)
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix in (".yaml", ".yml") and p.name != QUIZ_FILE
+    )
+
+
+def _load_quiz_folder(folder: Path, bank: Bank) -> None:
+    quiz_id = folder.name
+    quiz_file = folder / QUIZ_FILE
+    if not ID_RE.match(quiz_id):
+        bank.errors.append(
+            BankError(
+                str(folder),
+                None,
+                None,
+                f"quiz folder name {quiz_id!r}: use lowercase letters, digits, - and _",
+            )
+        )
+    spec: QuizSpec | None = None
+    source = ""
+    if quiz_file.is_file():
+        spec, source, errs = _load_quiz_file(quiz_file, quiz_id)
+        bank.errors.extend(errs)
+    else:
+        bank.errors.append(
+            BankError(
+                str(quiz_file), None, None, "missing quiz.yaml (title:, description:, order:)"
+            )
+        )
+    stems: list[str] = []
+    for path in _yaml_files(folder):
+        stem = path.stem
+        if not ID_RE.match(stem):
+            bank.errors.append(
+                BankError(
+                    str(path),
+                    None,
+                    None,
+                    f"file name {path.name!r}: use lowercase letters, digits, - and _",
+                )
+            )
+            continue
+        exercise, errs = load_exercise_file(path, f"{quiz_id}/{stem}")
+        bank.errors.extend(errs)
+        stems.append(stem)
+        if exercise is not None:
+            bank.exercises[exercise.id] = exercise
+    if spec is None or not ID_RE.match(quiz_id):
+        return
+    order = list(stems)
+    if spec.exercises is not None:
+        data, located = parse_yaml(source, str(quiz_file))
+        loc = located.children.get("exercises")
+        listed: list[str] = []
+        for i, stem in enumerate(spec.exercises):
+            stem = re.sub(r"\.ya?ml$", "", stem)
+            if stem not in stems:
+                mark = loc.values[i] if loc else located.start
+                bank.errors.append(
+                    BankError(
+                        str(quiz_file),
+                        mark.line,
+                        mark.column,
+                        f"exercises: no file {stem}.yaml in {folder.name}/",
+                    )
+                )
+            elif stem not in listed:
+                listed.append(stem)
+        order = listed + [s for s in stems if s not in listed]
+    bank.quizzes[quiz_id] = Quiz(
+        id=quiz_id,
+        title=spec.title,
+        description=spec.description,
+        order=spec.order,
+        opens=spec.opens,
+        closes=spec.closes,
+        exercise_ids=[f"{quiz_id}/{s}" for s in order if f"{quiz_id}/{s}" in bank.exercises],
+        source=source,
+        content_hash=content_hash(source),
+        path=str(quiz_file),
+    )
+
+
+def load_bank(root: Path | str) -> Bank:
+    """Load every quiz folder under ``root`` (or ``root`` itself if it holds a ``quiz.yaml``).
+
+    Never raises for a bad file: each file's problems go to ``Bank.errors`` (sorted by file and
+    line) and the valid quizzes and exercises load.  A folder of exercise files with neither a
+    ``quiz.yaml`` nor quiz subfolders is loaded as one quiz (and its missing quiz.yaml reported).
+    """
+    root = Path(root)
+    bank = Bank()
+    if not root.is_dir():
+        bank.errors.append(BankError(str(root), None, None, "no such folder"))
+        return bank
+    if (root / QUIZ_FILE).is_file():
+        _load_quiz_folder(root, bank)
+    else:
+        folders = sorted(
+            p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
+        )
+        quiz_folders = [f for f in folders if (f / QUIZ_FILE).is_file() or _yaml_files(f)]
+        loose = _yaml_files(root)
+        if not quiz_folders and loose:
+            _load_quiz_folder(root, bank)
+        else:
+            for path in loose:
+                bank.errors.append(
+                    BankError(
+                        str(path),
+                        None,
+                        None,
+                        "an exercise file must be inside a quiz folder (with quiz.yaml)",
+                    )
+                )
+            for folder in quiz_folders:
+                _load_quiz_folder(folder, bank)
+    bank.errors.sort(key=BankError.sort_key)
+    return bank

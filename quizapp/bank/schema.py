@@ -1,0 +1,361 @@
+"""The pydantic schema of ``quiz.yaml`` and exercise files, and error mapping to file:line:column.
+
+Every model forbids unknown keys (``extra="forbid"``); ``pydantic_errors`` turns a
+``ValidationError`` into ``BankError``\\ s at the line of the offending key or value, with a "did
+you mean" suggestion (``difflib.get_close_matches``) for misspelled keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import types
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from quizapp.bank.types import KindParams
+from quizapp.bank.yamlio import BankError, Located
+from quizapp.grading.types import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
+
+ID_RE = re.compile(r"^[a-z0-9_-]+$")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: Largest dimension and cell count of a random variable (keeps prompts and grids readable and
+#: every evaluation cheap).
+MAX_VARIABLE_DIM = 12
+MAX_VARIABLE_CELLS = 144
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToleranceSpec(_Strict):
+    """``tolerance:`` one of ``{rtol: R, atol: A}`` (either may be left out), ``{sigfig: N}``,
+    ``{decdig: N}``.  Defaults: relabs with PrairieLearn's ``rtol=1e-2``, ``atol=1e-8``."""
+
+    rtol: float | None = Field(default=None, ge=0, le=1)
+    atol: float | None = Field(default=None, ge=0)
+    sigfig: int | None = Field(default=None, ge=1, le=15, strict=True)
+    decdig: int | None = Field(default=None, ge=0, le=15, strict=True)
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> ToleranceSpec:
+        modes = []
+        if self.rtol is not None or self.atol is not None:
+            modes.append("rtol/atol")
+        if self.sigfig is not None:
+            modes.append("sigfig")
+        if self.decdig is not None:
+            modes.append("decdig")
+        if len(modes) > 1:
+            raise ValueError(
+                f"two modes at once ({' and '.join(modes)}); choose one of "
+                "{rtol: R, atol: A}, {sigfig: N} or {decdig: N}"
+            )
+        if not modes:
+            raise ValueError("empty; give {rtol: R, atol: A}, {sigfig: N} or {decdig: N}")
+        return self
+
+    def to_tolerance(self) -> Tolerance:
+        if self.sigfig is not None:
+            return Tolerance(mode="sigfig", digits=self.sigfig)
+        if self.decdig is not None:
+            return Tolerance(mode="decdig", digits=self.decdig)
+        return Tolerance(
+            mode="relabs",
+            rtol=DEFAULT_RTOL if self.rtol is None else self.rtol,
+            atol=DEFAULT_ATOL if self.atol is None else self.atol,
+        )
+
+
+class VariableSpec(_Strict):
+    """One random variable of an ``expression`` exercise.
+
+    Shape (at most one): ``matrix: [rows, cols]``, ``vector: n``, ``scalar: true`` (the default).
+    A dimension may name an earlier integer scalar variable (``matrix: [n, d]``).
+    Values (exactly one): ``integers: [lo, hi]`` (inclusive), ``uniform: [a, b]`` (with optional
+    ``decimals: k`` rounding), ``choice: [v1, v2, ...]`` (each cell drawn from the list), or
+    ``value: ...`` (a fixed number or nested list).
+    """
+
+    matrix: list[Any] | None = None  # int or variable name; checked below (one clear message)
+    vector: Any = None
+    scalar: bool | None = None
+    integers: list[int] | None = None
+    uniform: list[float] | None = None
+    choice: list[float] | None = None
+    decimals: int | None = Field(default=None, ge=0, le=6, strict=True)
+    value: Any = None
+
+    @model_validator(mode="after")
+    def _check(self) -> VariableSpec:
+        shapes = [k for k in ("matrix", "vector") if getattr(self, k) is not None]
+        if self.scalar is not None and self.scalar is not True:
+            raise ValueError("write 'scalar: true' (or leave it out: a scalar is the default)")
+        if len(shapes) > 1 or (shapes and self.scalar):
+            raise ValueError("give one shape: matrix: [rows, cols], vector: n or scalar: true")
+        dists = [
+            k for k in ("integers", "uniform", "choice", "value") if getattr(self, k) is not None
+        ]
+        if len(dists) != 1:
+            raise ValueError(
+                "give exactly one of integers: [lo, hi], uniform: [a, b], choice: [...], value: ..."
+                + (f" (got {', '.join(dists)})" if dists else "")
+            )
+        if self.matrix is not None and len(self.matrix) != 2:
+            raise ValueError("matrix: give [rows, cols]")
+        for d in list(self.matrix or []) + ([self.vector] if self.vector is not None else []):
+            if isinstance(d, bool) or not isinstance(d, (int, str)):
+                raise ValueError(
+                    f"a dimension is a whole number or the name of an earlier variable, got {d!r}"
+                )
+            if isinstance(d, int) and not 1 <= d <= MAX_VARIABLE_DIM:
+                raise ValueError(f"a dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d}")
+            if isinstance(d, str) and not NAME_RE.match(d):
+                raise ValueError(f"a dimension must be a number or a variable name, got {d!r}")
+        if (
+            self.matrix
+            and all(isinstance(d, int) for d in self.matrix)
+            and self.matrix[0] * self.matrix[1] > MAX_VARIABLE_CELLS  # type: ignore[operator]
+        ):
+            raise ValueError(f"a matrix may have at most {MAX_VARIABLE_CELLS} cells")
+        if self.integers is not None:
+            if len(self.integers) != 2:
+                raise ValueError("integers: give [lo, hi]")
+            lo, hi = self.integers
+            if lo > hi:
+                raise ValueError(
+                    f"integers: the range [{lo}, {hi}] is reversed (lower bound above upper); "
+                    f"write [{hi}, {lo}]"
+                )
+            if max(abs(lo), abs(hi)) > 10**6:
+                raise ValueError("integers: bounds must be within ±1000000")
+        if self.uniform is not None:
+            if len(self.uniform) != 2:
+                raise ValueError("uniform: give [a, b]")
+            a, b = self.uniform
+            if not a < b:
+                raise ValueError(f"uniform: the range [{a}, {b}] is empty or reversed")
+            if max(abs(a), abs(b)) > 1e6:
+                raise ValueError("uniform: bounds must be within ±1e6")
+        if self.decimals is not None and self.uniform is None:
+            raise ValueError("decimals: only with uniform: [a, b]")
+        if self.choice is not None and not self.choice:
+            raise ValueError("choice: give at least one value")
+        return self
+
+
+class AnswerFormSpec(_Strict):
+    """``answer_form`` of an ``expression`` exercise: the form the student answers in.
+
+    ``type`` is checked against the answer's shape; ``show_shape: false`` gives a free text box
+    so the shape is part of the question.
+    """
+
+    type: Literal["scalar", "vector", "matrix"] | None = None
+    show_shape: bool = True
+    row_labels: list[str] | None = None
+    col_labels: list[str] | None = None
+
+
+class ExpressionSpec(KindParams):
+    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind)."""
+
+    variables: dict[str, VariableSpec] = Field(default_factory=dict)
+    require: list[str] = Field(default_factory=list)
+    answer: str
+    answer_form: AnswerFormSpec | None = None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("require", mode="before")
+    @classmethod
+    def _one_as_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+class ExerciseSpec(_Strict):
+    """An exercise file.  ``params`` is checked against the kind's own ``Params`` schema; the
+    ``expression`` kind has ``variables``/``require``/``answer``/``answer_form`` instead."""
+
+    title: str = Field(min_length=1, max_length=200)
+    kind: str
+    points: int = Field(default=10, ge=0, le=1000, strict=True)
+    attempts: int = Field(default=3, ge=1, le=100, strict=True)
+    tolerance: ToleranceSpec | None = None
+    partial_credit: bool = Field(default=True, strict=True)
+    practice: bool = Field(default=True, strict=True)
+    concepts: list[str] = Field(default_factory=list)
+    prompt: str = Field(min_length=1)
+    params: dict[str, Any] | None = None
+    hints: list[str] = Field(default_factory=list)
+    variables: dict[str, VariableSpec] | None = None
+    require: list[str] | None = None
+    answer: str | None = None
+    answer_form: AnswerFormSpec | None = None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("require", mode="before")
+    @classmethod
+    def _one_as_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    def tolerance_value(self) -> Tolerance:
+        """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""
+        return self.tolerance.to_tolerance() if self.tolerance else Tolerance()
+
+
+class QuizSpec(_Strict):
+    """``quiz.yaml``: the quiz's title, description (Markdown), position among quizzes, optional
+    opening/closing datetimes (ISO 8601, e.g. ``2026-03-01 09:00``) and optional exercise order
+    (file stems; default: by file name)."""
+
+    title: str = Field(min_length=1, max_length=200)
+    description: str = ""
+    order: int = Field(default=0, strict=True)
+    opens: dt.datetime | None = None
+    closes: dt.datetime | None = None
+    exercises: list[str] | None = None
+
+    @field_validator("opens", "closes", mode="before")
+    @classmethod
+    def _date_as_datetime(cls, v: Any) -> Any:
+        if isinstance(v, dt.date) and not isinstance(v, dt.datetime):
+            return dt.datetime(v.year, v.month, v.day)
+        return v
+
+    @model_validator(mode="after")
+    def _order(self) -> QuizSpec:
+        if self.opens and self.closes and self.closes <= self.opens:
+            raise ValueError("closes must be after opens")
+        return self
+
+
+# --- error mapping ---------------------------------------------------------------------------
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "text",
+    "list": "a list",
+    "dict": "a mapping (key: value lines)",
+    "model": "a mapping (key: value lines)",
+    "datetime": "a date and time (2026-03-01 09:00)",
+    "tuple": "a list",
+}
+
+
+def _fields_at(model: Any, path: tuple[Any, ...]) -> list[str] | None:
+    """The field names of the model found by following ``path`` from ``model``."""
+    t: Any = model
+    for part in path:
+        t = _unwrap(t)
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            field = t.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                return None
+            t = field.annotation
+            continue
+        origin = typing.get_origin(t)
+        args = typing.get_args(t)
+        if origin in (dict, typing.Dict) and len(args) == 2:  # noqa: UP006
+            t = args[1]
+        elif origin in (list, typing.List) and args:  # noqa: UP006
+            t = args[0]
+        else:
+            return None
+    t = _unwrap(t)
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        return list(t.model_fields)
+    return None
+
+
+def _unwrap(t: Any) -> Any:
+    origin = typing.get_origin(t)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(t) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return t
+
+
+def suggest(word: str, options: list[str] | Any) -> str | None:
+    """The closest of ``options`` to ``word`` (difflib ratio >= 0.6), or ``None``."""
+    found = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def pydantic_errors(
+    exc: ValidationError,
+    model: type[BaseModel],
+    located: Located,
+    file: str,
+    prefix: tuple[Any, ...] = (),
+    label: str = "",
+) -> list[BankError]:
+    """Map a ``ValidationError`` of ``model`` to ``BankError``\\ s at file:line:column.
+
+    ``prefix`` is where the validated data sits in the file (e.g. ``("params",)``) and ``label``
+    how to name it in messages.
+    """
+    out: list[BankError] = []
+    errs = exc.errors(include_url=False)
+    # A misspelled key also makes its intended field "missing"; report only the misspelling.
+    suggested: set[tuple[Any, ...]] = set()
+    for err in errs:
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden":
+            best = suggest(str(loc[-1]), _fields_at(model, loc[:-1]) or [])
+            if best:
+                suggested.add(loc[:-1] + (best,))
+    for err in errs:
+        if err["type"] == "missing" and tuple(err["loc"]) in suggested:
+            continue
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+        full = prefix + loc
+        dotted = ".".join(str(p) for p in (label,) + loc if p != "") or "file"
+        etype = err["type"]
+        if etype == "extra_forbidden":
+            key = loc[-1]
+            fields = _fields_at(model, loc[:-1]) or []
+            mark = located.key_mark(full) or located.find(full)[0]
+            where = ".".join(str(p) for p in (label,) + loc[:-1] if p != "")
+            msg = f"unknown key {key!r}" + (f" in {where}" if where else "")
+            best = suggest(str(key), fields)
+            if best:
+                msg += f": did you mean {best!r}?"
+            elif fields:
+                msg += f" (allowed: {', '.join(fields)})"
+            out.append(BankError(file, mark.line, mark.column, msg))
+            continue
+        mark, _found = located.find(full)
+        if etype == "missing":
+            out.append(
+                BankError(file, mark.line, mark.column, f"missing required field {dotted!r}")
+            )
+            continue
+        msg = str(err["msg"])
+        if etype in ("value_error", "assertion_error"):
+            msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+            out.append(
+                BankError(file, mark.line, mark.column, msg if not loc else f"{dotted}: {msg}")
+            )
+            continue
+        family = etype.split("_")[0]
+        if etype.endswith(("_type", "_parsing")) and family in _TYPE_WORDS:
+            msg = f"expected {_TYPE_WORDS[family]}, got {err.get('input')!r}"
+        elif "input" in err and not isinstance(err["input"], (dict, list)):
+            msg = f"{msg} (got {err['input']!r})"
+        out.append(BankError(file, mark.line, mark.column, f"{dotted}: {msg}"))
+    return out

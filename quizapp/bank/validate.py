@@ -1,0 +1,307 @@
+"""Static checks of one exercise file's data, each problem located at file:line:column.
+
+``check_exercise`` runs, in order, and collects every problem it can find without stopping at
+the first: the shape of the file (a mapping), the kind (known, with a suggestion), the pydantic
+schema (unknown keys with "did you mean", wrong types naming the field), the kind's ``params`` (or
+for ``expression`` its variables, constraints and answer, compiled by the safe evaluator), the
+concepts, and the templates (syntax, and every placeholder names a value the kind provides).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from quizapp.bank.expression import FUNCTIONS, ExpressionError, compile_expression
+from quizapp.bank.kinds import all_kinds
+from quizapp.bank.schema import (
+    NAME_RE,
+    ExerciseSpec,
+    ExpressionSpec,
+    pydantic_errors,
+    suggest,
+)
+from quizapp.bank.template import TemplateError, placeholder_line, placeholders
+from quizapp.bank.types import Kind, KindParams
+from quizapp.bank.yamlio import BankError, Located, Mark
+
+EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form")
+
+
+@dataclass
+class Checked:
+    """A valid exercise's parts: the spec, the kind and its validated params."""
+
+    spec: ExerciseSpec
+    kind: Kind
+    params: KindParams
+
+
+def _at(file: str, mark: Mark, message: str) -> BankError:
+    return BankError(file, mark.line, mark.column, message)
+
+
+def check_exercise(
+    data: Any, located: Located, file: str
+) -> tuple[Checked | None, list[BankError]]:
+    """Check one exercise file's parsed YAML.  Returns the checked parts (``None`` if there was
+    any problem) and the list of problems."""
+    errors: list[BankError] = []
+    if not isinstance(data, dict):
+        what = type(data).__name__ if data is not None else "nothing"
+        return None, [
+            _at(
+                file,
+                located.start,
+                f"an exercise file is a mapping of fields (title:, kind:, prompt:, ...), got {what}",
+            )
+        ]
+    kinds = all_kinds()
+    kind: Kind | None = None
+    raw_kind = data.get("kind")
+    if isinstance(raw_kind, str):
+        if raw_kind in kinds:
+            kind = kinds[raw_kind]
+        else:
+            best = suggest(raw_kind, sorted(kinds))
+            msg = f"unknown kind {raw_kind!r}" + (
+                f": did you mean {best!r}?"
+                if best
+                else f" (known kinds: {', '.join(sorted(kinds))})"
+            )
+            errors.append(_at(file, located.values["kind"], msg))
+    spec: ExerciseSpec | None = None
+    try:
+        spec = ExerciseSpec.model_validate(data)
+    except ValidationError as exc:
+        errors.extend(
+            e
+            for e in pydantic_errors(exc, ExerciseSpec, located, file)
+            if not (kind is None and e.message.startswith("kind:"))
+        )
+    params: KindParams | None = None
+    if kind is not None:
+        if kind.name == "expression":
+            params = _check_expression(data, located, file, errors)
+        else:
+            for key in EXPRESSION_FIELDS:
+                if key in data:
+                    errors.append(
+                        _at(
+                            file,
+                            located.keys[key],
+                            f"{key!r} is only for kind: expression (kind {kind.name!r} takes params:)",
+                        )
+                    )
+            try:
+                params = kind.Params.model_validate(data.get("params") or {})
+            except ValidationError as exc:
+                errors.extend(
+                    pydantic_errors(
+                        exc, kind.Params, located, file, prefix=("params",), label="params"
+                    )
+                )
+    if isinstance(data.get("concepts"), list):
+        errors.extend(_check_concepts(data["concepts"], located, file))
+    errors.extend(_check_templates(data, kind, params, located, file, generate_ok=not errors))
+    if errors or spec is None or kind is None or params is None:
+        return None, sorted(errors, key=BankError.sort_key)
+    return Checked(spec, kind, params), []
+
+
+def _check_expression(
+    data: dict[str, Any], located: Located, file: str, errors: list[BankError]
+) -> ExpressionSpec | None:
+    """Check the expression kind's fields from the raw data, so that problems independent of a
+    schema error elsewhere (a bad expression, a bad variable name) are reported too."""
+    ok = True
+    if "params" in data:
+        errors.append(
+            _at(
+                file,
+                located.keys["params"],
+                "kind expression takes variables/require/answer, not params",
+            )
+        )
+    if "answer" not in data:
+        errors.append(_at(file, located.start, "kind expression needs an 'answer:' expression"))
+        ok = False
+    raw_vars = data.get("variables")
+    var_names = [n for n in raw_vars if isinstance(n, str)] if isinstance(raw_vars, dict) else []
+    var_loc = located.children.get("variables")
+    defined: list[str] = []
+    for name in var_names:
+        mark = var_loc.keys.get(name, located.start) if var_loc else located.start
+        if not NAME_RE.match(name) or name.startswith("_"):
+            errors.append(
+                _at(file, mark, f"variables: {name!r} is not a valid name (letters, digits, _)")
+            )
+            ok = False
+        elif name in FUNCTIONS or name in ("pi", "e"):
+            errors.append(
+                _at(file, mark, f"variables: {name!r} is the name of a function or constant")
+            )
+            ok = False
+        var = raw_vars[name] if isinstance(raw_vars, dict) else None
+        dims: list[Any] = []
+        if isinstance(var, dict):
+            if isinstance(var.get("matrix"), list):
+                dims += var["matrix"]
+            if "vector" in var:
+                dims.append(var["vector"])
+        for d in dims:
+            if isinstance(d, str) and d not in defined:
+                errors.append(
+                    _at(
+                        file,
+                        mark,
+                        f"variables: {name}'s dimension {d!r} must be an earlier variable",
+                    )
+                )
+                ok = False
+        defined.append(name)
+    names = set(var_names)
+    exprs: list[tuple[str, Any, Mark]] = []
+    if "answer" in data:
+        exprs.append(("answer", data["answer"], located.values["answer"]))
+    raw_req = data.get("require")
+    req_loc = located.children.get("require")
+    if isinstance(raw_req, str):
+        exprs.append(("require", raw_req, located.values["require"]))
+    elif isinstance(raw_req, list):
+        for i, text in enumerate(raw_req):
+            mark = (
+                req_loc.values.get(i, located.values["require"])
+                if req_loc
+                else located.values["require"]
+            )
+            exprs.append(("require", text, mark))
+    for label, text, mark in exprs:
+        if isinstance(text, (int, float)) and not isinstance(text, bool) and label == "answer":
+            text = str(text)
+        if not isinstance(text, str):
+            continue  # a wrong type, reported by the schema
+        try:
+            compiled = compile_expression(text)
+        except ExpressionError as exc:
+            errors.append(_at(file, mark, f"{label}: {exc.message} in {text!r}"))
+            ok = False
+            continue
+        if isinstance(raw_vars, dict) or raw_vars is None:
+            for u in sorted(compiled.names - names):
+                best = suggest(u, sorted(names | set(FUNCTIONS)))
+                hint = (
+                    f": did you mean {best!r}?"
+                    if best
+                    else f" (variables: {', '.join(sorted(names)) or 'none'})"
+                )
+                errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
+                ok = False
+    fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
+    try:
+        spec = ExpressionSpec.model_validate(fields)
+    except ValidationError:
+        return None  # the same problems were reported by ExerciseSpec
+    return spec if ok else None
+
+
+def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[BankError]:
+    try:
+        from quizapp.bank import concepts as concepts_module
+    except ImportError:
+        return []
+    known_obj = getattr(concepts_module, "CONCEPTS", None)
+    if known_obj is None:
+        return []
+    known = sorted(str(k) for k in known_obj)
+    out = []
+    loc = located.children.get("concepts")
+    for i, c in enumerate(concepts):
+        if str(c) not in known:
+            mark = loc.values.get(i, located.start) if loc else located.start
+            best = suggest(str(c), known)
+            out.append(
+                _at(
+                    file,
+                    mark,
+                    f"unknown concept {c!r}" + (f": did you mean {best!r}?" if best else ""),
+                )
+            )
+    return out
+
+
+def _check_templates(
+    data: dict[str, Any],
+    kind: Kind | None,
+    params: KindParams | None,
+    located: Located,
+    file: str,
+    generate_ok: bool,
+) -> list[BankError]:
+    """Template syntax, and every placeholder names a value: for ``expression`` the variables;
+    for other kinds the values of a generated variant (seed 0, only when the rest is valid)."""
+    errors: list[BankError] = []
+    texts: list[tuple[str, str, Mark, str | None]] = []
+    if isinstance(data.get("prompt"), str):
+        texts.append(
+            ("prompt", data["prompt"], located.values["prompt"], located.styles.get("prompt"))
+        )
+    hints_loc = located.children.get("hints")
+    if isinstance(data.get("hints"), list) and hints_loc is not None:
+        for i, hint in enumerate(data["hints"]):
+            if isinstance(hint, str):
+                texts.append(
+                    (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
+                )
+    used: list[tuple[str, str, Mark, str | None, set[str]]] = []
+    for label, text, mark, style in texts:
+        try:
+            used.append((label, text, mark, style, placeholders(text)))
+        except TemplateError as exc:
+            errors.append(
+                _at(file, _line_in(mark, style, exc.line or 1), f"{label}: {exc.message}")
+            )
+    if not any(u[4] for u in used) or kind is None:
+        return errors
+    known: set[str]
+    if kind.name == "expression":
+        raw_vars = data.get("variables")
+        if raw_vars is not None and not isinstance(raw_vars, dict):
+            return errors
+        known = {str(k) for k in (raw_vars or {})}
+    else:
+        if params is None or not generate_ok:
+            return errors
+        try:
+            # A kind's value names are known only from a generated variant: generate seed 0.
+            known = set(kind.generate(params, np.random.default_rng(0)).values)
+        except Exception as exc:  # a kind that cannot generate seed 0 is itself a problem
+            return errors + [
+                _at(
+                    file,
+                    located.values["kind"],
+                    f"kind {kind.name!r} failed to generate seed 0: {exc}",
+                )
+            ]
+    for label, text, mark, style, names in used:
+        for name in sorted(names - known):
+            best = suggest(name, sorted(known))
+            hint = (
+                f": did you mean {best!r}?"
+                if best
+                else f" (known: {', '.join(sorted(known)) or 'none'})"
+            )
+            where = _line_in(mark, style, placeholder_line(text, name))
+            errors.append(_at(file, where, f"{label}: unknown placeholder {{{{ {name} }}}}{hint}"))
+    return errors
+
+
+def _line_in(mark: Mark, style: str | None, line: int) -> Mark:
+    """The file position of template line ``line`` of a scalar starting at ``mark``: block
+    scalars (``|``, ``>``) start on the next line; other scalars are placed at their start."""
+    if style in ("|", ">"):
+        return Mark(mark.line + line, 1)
+    return mark

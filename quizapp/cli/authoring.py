@@ -1,0 +1,210 @@
+"""Authoring commands: ``quizapp validate``, ``quizapp check``, ``quizapp preview``.
+
+Pure: they read YAML files and never touch the database or the application.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from quizapp.bank.loader import Bank, Exercise, load_bank, load_exercise_file
+from quizapp.bank.schema import suggest
+from quizapp.bank.template import format_number
+from quizapp.bank.types import AnswerForm
+
+#: Runs with more generated variants than this show a progress bar (on stderr).
+PROGRESS_THRESHOLD = 200
+
+
+def _load(path: Path) -> Bank:
+    if path.is_file():
+        bank = Bank()
+        exercise, errors = load_exercise_file(path)
+        bank.errors.extend(errors)
+        if exercise is not None:
+            bank.exercises[exercise.id] = exercise
+        return bank
+    return load_bank(path)
+
+
+def _plural(n: int, word: str) -> str:
+    plural = {"quiz": "quizzes"}.get(word, word + "s")
+    return f"{n} {word if n == 1 else plural}"
+
+
+@click.command()
+@click.argument("path", default="exercises", type=click.Path(path_type=Path))
+def validate(path: Path) -> None:
+    """Check every exercise and quiz file under PATH (default: exercises).
+
+    Prints each problem as file:line:column: message and exits 1 if there is any.
+    """
+    if not path.exists():
+        raise click.UsageError(f"{path} does not exist")
+    bank = _load(path)
+    for err in bank.errors:
+        click.echo(str(err))
+    if bank.errors:
+        click.echo(f"{_plural(len(bank.errors), 'problem')} found.", err=True)
+        sys.exit(1)
+    click.echo(
+        f"OK: {_plural(len(bank.quizzes), 'quiz')}, {_plural(len(bank.exercises), 'exercise')}, "
+        "no problems."
+    )
+
+
+@click.command()
+@click.argument("path", default="exercises", type=click.Path(path_type=Path))
+@click.option("--seeds", "n_seeds", default=50, show_default=True, type=click.IntRange(1, 100_000),
+              help="Seeds (0..N-1) to sample per exercise.")  # fmt: skip
+def check(path: Path, n_seeds: int) -> None:
+    """Sample N seeds of every exercise under PATH and prove each variant is well-posed.
+
+    Per seed: it generates, its expected answer is finite, its constraints hold, its prompt
+    renders, its expected answer graded against itself is correct with no mistake detected.
+    Across seeds: the variants vary.  Failures print the exercise id and seed; exit 1 on any.
+    """
+    from quizapp.bank.check import check_exercise, grading_available
+
+    if not path.exists():
+        raise click.UsageError(f"{path} does not exist")
+    bank = _load(path)
+    for err in bank.errors:
+        click.echo(str(err))
+    exercises = sorted(bank.exercises.values(), key=lambda e: e.id)
+    failures = []
+    total = len(exercises) * n_seeds
+    if total > PROGRESS_THRESHOLD:
+        with click.progressbar(length=total, label="Checking", file=sys.stderr) as bar:
+            for ex in exercises:
+                failures.extend(check_exercise(ex, range(n_seeds), progress=bar.update))
+    else:
+        for ex in exercises:
+            failures.extend(check_exercise(ex, range(n_seeds)))
+    for failure in failures:
+        click.echo(str(failure))
+    if not grading_available():
+        click.echo(
+            "note: quizapp.bank.answers is not installed; self-grading was skipped", err=True
+        )
+    bad = {f.exercise_id for f in failures}
+    summary = (
+        f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
+        f"{_plural(len(failures), 'failure')} in {_plural(len(bad), 'exercise')}"
+    )
+    if bank.errors:
+        summary += f", {_plural(len(bank.errors), 'file problem')}"
+    click.echo(summary + ".")
+    if failures or bank.errors:
+        sys.exit(1)
+
+
+def _text_value(value: Any, indent: str = "    ") -> str:
+    arr = np.asarray(value) if not isinstance(value, str) else None
+    if arr is None or arr.dtype.kind not in "biuf":
+        return indent + str(value)
+    if arr.ndim == 0:
+        return indent + format_number(arr.item())
+    rows = [arr] if arr.ndim == 1 else list(arr)
+    cells = [[format_number(x) for x in r] for r in rows]
+    width = max(len(c) for r in cells for c in r)
+    return "\n".join(indent + "[ " + "  ".join(c.rjust(width) for c in r) + " ]" for r in cells)
+
+
+def _form_text(form: AnswerForm) -> str:
+    parts = [form.type]
+    if form.shape is not None and form.type in ("vector", "matrix", "partial_matrix"):
+        parts.append("x".join(str(d) for d in form.shape))
+        parts.append("grid shown" if form.show_shape else "shape not shown (free text)")
+    if form.choices:
+        parts.append("choices: " + " | ".join(f"({i + 1}) {c}" for i, c in enumerate(form.choices)))
+    if form.count > 1:
+        parts.append(f"{form.count} distinct answers")
+    if form.row_labels:
+        parts.append("rows " + ", ".join(form.row_labels))
+    if form.col_labels:
+        parts.append("columns " + ", ".join(form.col_labels))
+    if form.unknowns:
+        parts.append("unknowns " + ", ".join(form.unknowns))
+    return ", ".join(parts)
+
+
+def _find(bank: Bank, exercise_id: str) -> Exercise:
+    if exercise_id in bank.exercises:
+        return bank.exercises[exercise_id]
+    problems = [str(e) for e in bank.errors if exercise_id.split("/")[-1] in e.file]
+    if problems:
+        raise click.ClickException(f"{exercise_id} has problems:\n" + "\n".join(problems))
+    best = suggest(exercise_id, sorted(bank.exercises))
+    hint = f" Did you mean {best}?" if best else ""
+    raise click.ClickException(f"no exercise {exercise_id!r}.{hint}")
+
+
+@click.command()
+@click.argument("exercise_id")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1))
+@click.option("--bank", "bank_path", default="exercises", show_default=True,
+              type=click.Path(path_type=Path), help="The bank folder.")  # fmt: skip
+def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
+    """Show one variant of EXERCISE_ID (quiz/exercise): prompt, expected answer, worked solution."""
+    quiz_folder = bank_path / exercise_id.split("/")[0]
+    bank = load_bank(quiz_folder if (quiz_folder / "quiz.yaml").is_file() else bank_path)
+    exercise = _find(bank, exercise_id)
+    from quizapp.bank.yamlio import BankError
+
+    try:
+        v = exercise.generate(seed)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    try:
+        from quizapp.bank.answers import expected_answer_text
+
+        answer = expected_answer_text(v)
+    except ImportError:
+        answer = None
+    out = click.echo
+    out(
+        click.style(f"{v.title}", bold=True)
+        + f"  ({exercise.id}, seed {seed}, {exercise.kind.name})"
+    )
+    out("")
+    out(click.style("Prompt", underline=True))
+    out(v.prompt.rstrip())
+    out("")
+    out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
+    out(click.style("Expected answer", underline=True) + ":")
+    out(_text_value(v.expected))
+    if answer is not None:
+        out(f"    as typed: {answer}")
+    tol = v.tolerance.to_dict()
+    out(
+        f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
+        + ", ".join(f"{k}={v_}" for k, v_ in tol.items())
+    )
+    out("")
+    out(click.style("Worked solution", underline=True))
+    for i, step in enumerate(v.solution, start=1):
+        out(f"  {i}. {step.title}: {step.text}")
+        if step.value is not None:
+            out(_text_value(step.value, "       "))
+    if v.hints:
+        out("")
+        out(click.style("Hints", underline=True))
+        for i, hint in enumerate(v.hints, start=1):
+            out(f"  {i}. {hint}")
+
+
+def _attach() -> None:
+    from quizapp.cli._group import main
+
+    for command in (validate, check, preview):
+        if command.name not in main.commands:
+            main.add_command(command)
+
+
+_attach()

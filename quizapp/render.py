@@ -1,0 +1,285 @@
+"""Markdown with LaTeX math to safe HTML with MathML, server-side and offline.
+
+``render_markdown`` uses markdown-it-py (CommonMark) with raw HTML disabled, so any ``<tag>`` in
+the text is shown as text; links with ``javascript:``/``vbscript:``/``data:`` URLs are refused by
+markdown-it's link validation.  Math is ``$...$`` (inline) and ``$$...$$`` (display, inline or as
+its own block); ``\\$`` is a literal dollar.  Following Pandoc, an inline ``$`` opens math only
+when not followed by a space and closes only when not preceded by one (so "$5 and $6" stays text).
+Math is converted by latex2mathml, and its output is then rebuilt from an allow-list of MathML
+elements and attributes with every text escaped (latex2mathml copies ``\\text{...}`` content
+verbatim, so its raw output is not safe to embed).  A formula latex2mathml cannot convert is shown
+as its escaped source in ``<code class="math-error">``; nothing here raises for bad input.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+
+from latex2mathml.converter import convert as _latex_to_mathml
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
+
+MAX_LATEX = 5_000
+
+_MATHML_ELEMENTS = frozenset(
+    {
+        "math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "ms", "msup", "msub", "msubsup",
+        "mfrac", "msqrt", "mroot", "mtable", "mtr", "mtd", "mover", "munder", "munderover",
+        "mstyle", "mpadded", "mphantom", "menclose", "mfenced", "merror", "semantics",
+    }
+)  # fmt: skip
+_MATHML_ATTRIBUTES = frozenset(
+    {
+        "display", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
+        "columnalign", "rowalign", "rowspacing", "columnspacing", "linethickness", "accent",
+        "accentunder", "movablelimits", "width", "height", "depth", "minsize", "maxsize",
+        "symmetric", "notation", "scriptlevel", "displaystyle", "columnlines", "rowlines",
+        "frame", "form", "largeop", "open", "close", "separators", "align", "bevelled",
+    }
+)  # fmt: skip
+_MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+# latex2mathml copies the text of \\text{...} verbatim; these characters are swapped for private-use
+# stand-ins before conversion (so the parser below sees text, not tags) and restored as entities.
+_PROTECTED = {"\ue000": "&lt;", "\ue001": "&gt;", "\ue002": "&amp;"}
+_TEXT_COMMAND = re.compile(r"\\(text|textrm|textbf|textit|mathrm|mbox|operatorname)\{([^{}]*)\}")
+
+
+def _protect_text(tex: str) -> str:
+    def swap(m: re.Match[str]) -> str:
+        body = m.group(2).replace("<", "\ue000").replace(">", "\ue001").replace("&", "\ue002")
+        return f"\\{m.group(1)}{{{body}}}"
+
+    return _TEXT_COMMAND.sub(swap, tex)
+
+
+_TOKEN = re.compile(
+    r"<(?P<close>/?)(?P<tag>[A-Za-z][A-Za-z0-9]*)(?P<attrs>(?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*"
+    r"(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*)\s*(?P<selfclose>/?)>"
+    r"|(?P<text>[^<]+)|(?P<lt><)"
+)
+_ATTR = re.compile(
+    r"([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+)))?"
+)
+
+
+def _text(raw: str) -> str:
+    text = html.escape(html.unescape(raw), quote=False)
+    for char, entity in _PROTECTED.items():
+        text = text.replace(char, entity)
+    return text
+
+
+def _sanitize_mathml(raw: str) -> str:
+    """Rebuild latex2mathml's output from allow-listed MathML elements and attributes only.
+
+    Unknown elements are dropped (their text is kept, escaped), attributes outside the allow-list
+    are dropped, every text and attribute value is unescaped and escaped again, and the element
+    nesting is balanced.  A stray ``<`` becomes ``&lt;``.
+    """
+    out: list[str] = []
+    stack: list[str] = []
+    for m in _TOKEN.finditer(raw):
+        if m.group("text") is not None:
+            out.append(_text(m.group("text")))
+            continue
+        if m.group("lt") is not None:
+            out.append("&lt;")
+            continue
+        tag = m.group("tag").lower()
+        if tag not in _MATHML_ELEMENTS:
+            continue
+        if m.group("close"):
+            if tag in stack:
+                while stack:
+                    top = stack.pop()
+                    out.append(f"</{top}>")
+                    if top == tag:
+                        break
+            continue
+        parts = [tag]
+        if tag == "math":
+            parts.append(f'xmlns="{_MATHML_NS}"')
+        for am in _ATTR.finditer(m.group("attrs")):
+            name = am.group(1).lower()
+            value = next((g for g in am.group(2, 3, 4) if g is not None), None)
+            if name in _MATHML_ATTRIBUTES and value is not None:
+                parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
+        out.append("<" + " ".join(parts) + ">")
+        if m.group("selfclose"):
+            out.append(f"</{tag}>")
+        else:
+            stack.append(tag)
+    while stack:
+        out.append(f"</{stack.pop()}>")
+    return "".join(out)
+
+
+def _error_html(tex: str, display: bool) -> str:
+    delim = "$$" if display else "$"
+    return f'<code class="math-error">{html.escape(delim + tex + delim, quote=True)}</code>'
+
+
+@lru_cache(maxsize=8192)
+def render_latex(tex: str, display: bool = False) -> str:
+    """One LaTeX formula to a MathML ``<math>`` element (``display="block"`` when ``display``).
+
+    Safe to embed in HTML.  On a conversion error (or a formula longer than ``MAX_LATEX``
+    characters) returns the escaped source in ``<code class="math-error">``; never raises.
+    """
+    if len(tex) > MAX_LATEX:
+        return _error_html(tex[:200] + "...", display)
+    try:
+        raw = _latex_to_mathml(_protect_text(tex), display="block" if display else "inline")
+    except Exception:  # latex2mathml raises many exception types for bad input
+        return _error_html(tex, display)
+    return _sanitize_mathml(raw)
+
+
+def _math_inline(state: StateInline, silent: bool) -> bool:
+    src, pos, end = state.src, state.pos, state.posMax
+    if src[pos] != "$":
+        return False
+    display = src.startswith("$$", pos)
+    if display:
+        close = src.find("$$", pos + 2, end)
+        while close != -1 and src[close - 1] == "\\":
+            close = src.find("$$", close + 2, end)
+        if close == -1 or close == pos + 2:
+            return False
+        content, new_pos = src[pos + 2 : close], close + 2
+    else:
+        if pos + 1 >= end or src[pos + 1].isspace():
+            return False
+        close = pos + 1
+        while True:
+            close = src.find("$", close, end)
+            if close == -1:
+                return False
+            if src[close - 1] == "\\":
+                close += 1
+                continue
+            if src[close - 1].isspace():
+                close += 1
+                continue
+            break
+        if close + 1 < end and src[close + 1].isdigit():
+            return False  # "$5 and $6": a closing $ followed by a digit is not math (Pandoc)
+        content, new_pos = src[pos + 1 : close], close + 1
+    if not silent:
+        token = state.push("math_display" if display else "math_inline", "math", 0)
+        token.content = content
+        token.markup = "$$" if display else "$"
+    state.pos = new_pos
+    return True
+
+
+def _math_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    begin = state.bMarks[start] + state.tShift[start]
+    line_end = state.eMarks[start]
+    if state.sCount[start] - state.blkIndent >= 4:
+        return False
+    first = state.src[begin:line_end]
+    if not first.startswith("$$"):
+        return False
+    rest = first[2:]
+    if "$$" in rest and not rest.rstrip().endswith("$$"):
+        return False  # "$$a$$ and text": inline display math inside a paragraph
+    if rest.rstrip().endswith("$$") and rest.strip() != "":
+        content = rest.rstrip()[:-2]
+        next_line = start + 1
+        if state.src[begin:line_end].strip()[2:-2].strip() == "":
+            return False
+    else:
+        lines = [rest]
+        next_line = start + 1
+        found = False
+        while next_line < end:
+            b = state.bMarks[next_line] + state.tShift[next_line]
+            e = state.eMarks[next_line]
+            text = state.src[b:e]
+            next_line += 1
+            if text.rstrip().endswith("$$"):
+                lines.append(text.rstrip()[:-2])
+                found = True
+                break
+            lines.append(text)
+        if not found:
+            return False
+        content = "\n".join(lines)
+    if silent:
+        return True
+    state.line = next_line
+    token = state.push("math_block", "math", 0)
+    token.block = True
+    token.content = content
+    token.map = [start, next_line]
+    token.markup = "$$"
+    return True
+
+
+def _render_inline(self, tokens, idx, options, env) -> str:  # noqa: ANN001
+    return render_latex(tokens[idx].content.strip(), False)
+
+
+def _render_display(self, tokens, idx, options, env) -> str:  # noqa: ANN001
+    return render_latex(tokens[idx].content.strip(), True)
+
+
+def _render_block(self, tokens, idx, options, env) -> str:  # noqa: ANN001
+    return (
+        '<div class="math-display">' + render_latex(tokens[idx].content.strip(), True) + "</div>\n"
+    )
+
+
+def _build() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table")
+    md.enable("strikethrough")
+    md.inline.ruler.before("escape", "math", _math_inline)
+    md.block.ruler.before(
+        "fence",
+        "math_block",
+        _math_block,
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )
+    md.add_render_rule("math_inline", _render_inline)
+    md.add_render_rule("math_display", _render_display)
+    md.add_render_rule("math_block", _render_block)
+    return md
+
+
+_MD = _build()
+MAX_MARKDOWN = 200_000
+
+
+@lru_cache(maxsize=2048)
+def _render_cached(text: str) -> str:
+    return _MD.render(text)
+
+
+def render_markdown(text: str) -> str:
+    """Markdown with ``$...$``/``$$...$$`` LaTeX to HTML with MathML.  Pure and XSS-safe: raw HTML
+    is escaped, unsafe link schemes are refused, math output is allow-listed.  Never raises for
+    bad Markdown or LaTeX; text longer than ``MAX_MARKDOWN`` characters is cut there."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _render_cached(text[:MAX_MARKDOWN])
+
+
+def render_value(value: object, display: bool = False) -> str:
+    """A number, vector or matrix (e.g. a worked-solution step's value) as safe MathML.
+
+    Matrices render as ``pmatrix``, vectors as a column, numbers compactly (``3``, ``0.25``), via
+    ``quizapp.bank.template.latex``; text and other values escaped.  Never raises.
+    """
+    from quizapp.bank.template import TemplateError, latex
+
+    if isinstance(value, str):
+        return f'<span class="value">{html.escape(value, quote=True)}</span>'
+    try:
+        return render_latex(latex(value), display)
+    except (TemplateError, TypeError, ValueError):
+        return f"<code>{html.escape(str(value), quote=True)}</code>"
