@@ -191,3 +191,64 @@ def test_transpose_in_a_partly_filled_matrix() -> None:
     v = grade(expected, [["", "4", "7"], ["", "", "8"], ["", "", ""]], mask=mask)
     assert v.status == "incorrect" and v.score == 0.0
     assert "transpose" in v.mistake_codes
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "tolerance"),
+    [
+        ("1", "1.00000000001", Tolerance(rtol=0, atol=0)),  # more digits than needed
+        ("1", "1.000000000000001", Tolerance(rtol=0, atol=0)),
+        ("2.5", "2.50001", Tolerance(rtol=0, atol=0)),
+        ("1/3", "0.3334", Tolerance(rtol=1e-6, atol=0)),  # 4 digits, but not 1/3 rounded
+    ],
+)
+def test_rounding_never_fires_for_an_answer_with_enough_digits(
+    expected: str, answer: str, tolerance: Tolerance
+) -> None:
+    v = grade(expected, answer, tolerance=tolerance)
+    assert v.status == "incorrect"
+    assert "rounding" not in v.mistake_codes
+
+
+def test_rounding_half_up_and_trailing_zeros() -> None:
+    # 0.25 to 1 significant figure: 0.3 (half up, as taught) and 0.2 (half to even) both count.
+    for typed in ("0.3", "0.2"):
+        v = grade("0.25", typed, tolerance=Tolerance("sigfig", digits=2))
+        assert messages(v)["rounding"].endswith("give 2 significant figures.")
+    # "100" for 100.4 is 100.4 rounded to 1, 2 or 3 figures; 4 are needed at rtol 1e-4.
+    v = grade("100.4", "100", tolerance=Tolerance(rtol=1e-4, atol=0))
+    assert messages(v)["rounding"].endswith("keep at least 4 significant figures.")
+
+
+def test_read_as_shows_the_digits_that_differ() -> None:
+    tight = Tolerance(rtol=0, atol=0)
+    v = grade("1", "1.000000000000001", tolerance=tight)
+    assert v.message == "Incorrect: your answer was read as 1.000000000000001."
+    v = grade("0.1", "0.1+1e-16", tolerance=tight)
+    assert v.message == f"Incorrect: your answer was read as {0.1 + 1e-16!r}."
+    assert grade("1", "2").message == "Incorrect: your answer was read as 2."
+
+
+@pytest.mark.parametrize(
+    ("c", "text"),
+    [
+        (1e-200, "1e-200"),
+        (1e300, "1e+300"),
+        (-1e300, "-1e+300"),
+        (5e-324, "4.941e-324"),
+        (1000.0, "1000"),
+        (1e6, "1000000"),
+        (1234567.0, "1.235e+06"),
+        (1001 / 3, "333.7"),
+        (1 / 3, "1/3"),
+        (math.sqrt(1e-8), "0.0001"),
+        (math.sqrt(20001), "141.4"),
+    ],
+)
+def test_format_factor_at_extremes(c: float, text: str) -> None:
+    assert format_factor(c) == text
+
+
+def test_scale_factor_message_at_extremes() -> None:
+    assert messages(grade("1", "1e-200"))["scale"].startswith("Your answer is 1e-200 times")
+    assert messages(grade("1", "1e300"))["scale"].startswith("Your answer is 1e+300 times")

@@ -10,7 +10,13 @@ import numpy as np
 
 from quizapp.grading.compare import cells_close, check_tolerance
 from quizapp.grading.mistakes import run_detectors
-from quizapp.grading.parse import InvalidAnswer, parse_answer, parse_number
+from quizapp.grading.parse import (
+    MAX_CELL_CHARS,
+    InvalidAnswer,
+    bracketed_list,
+    parse_answer,
+    parse_number,
+)
 from quizapp.grading.types import Tolerance, Verdict
 
 
@@ -126,7 +132,12 @@ def grade(
     allow_blank = mask is not None and not graded.all()
 
     try:
-        if exp.ndim == 0 and isinstance(answer, str) and _UNBRACKETED_SCALAR.match(answer.strip()):
+        if (
+            exp.ndim == 0
+            and isinstance(answer, str)
+            and _UNBRACKETED_SCALAR.match(answer.strip())
+            and not _is_list(answer)
+        ):
             ans = np.asarray(parse_number(answer), dtype=float)
         else:
             ans = parse_answer(answer, allow_blank=allow_blank)
@@ -171,7 +182,8 @@ def grade(
         message = "Incorrect: your rows and columns are swapped, so no entry counts."
         return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
     if total == 1:
-        message = f"Incorrect: your answer was read as {_number(aligned[graded][0])}."
+        shown = _number(aligned[graded][0], exp[graded][0])
+        message = f"Incorrect: your answer was read as {shown}."
         return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
     counted = f"{right} of {total} entries are correct."
     if right > 0 and partial_credit:
@@ -190,6 +202,22 @@ def _is_transposed(
     return bool(cells_close(answer, expected.T, tolerance)[graded].all())
 
 
+def _is_list(answer: str) -> bool:
+    """``(2, 5)`` or ``{2, 5}``: a vector in round or curly brackets, not one number.
+
+    Used for a 0-D expected value only; ``(1,5)`` (commas only between digits) stays a number, so
+    the decimal comma is reported as invalid rather than graded as a wrong shape."""
+    stripped = answer.strip()
+    if len(stripped) > MAX_CELL_CHARS or stripped[:1] not in "({":
+        return False
+    if not re.search(r",(?![0-9])|(?<![0-9]),", stripped):
+        return False  # "(1,5)": every comma between digits may be a decimal comma, so invalid
+    try:
+        return bracketed_list(stripped) is not None
+    except InvalidAnswer:
+        return True  # a malformed list: parse_answer gives the message
+
+
 def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:
     """Would the answer have the right shape if ``1,5`` meant 1.5?  (Hint for the message.)"""
     if not isinstance(answer, str) or not re.search(r"[0-9],[0-9]", answer):
@@ -201,8 +229,13 @@ def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:
     return align_shape(fixed, shape) is not None
 
 
-def _number(x: float) -> str:
-    return f"{float(x):.15g}"
+def _number(x: float, expected: float) -> str:
+    """``x`` to 15 significant digits, or at full precision (``repr``, up to 17) when the short
+    form would hide its difference from ``expected`` (``1.000000000000001`` against ``1``)."""
+    short = f"{float(x):.15g}"
+    if float(x) != float(expected) and short == f"{float(expected):.15g}":
+        return repr(float(x))
+    return short
 
 
 def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:

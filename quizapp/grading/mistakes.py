@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -68,7 +70,10 @@ def run_detectors(
     """Run the generic detectors, then those named in ``extra``; return the mistakes found.
 
     Raises ``ValueError`` for a code in ``extra`` that no detector is registered for (a bug in the
-    exercise kind).  A detector that raises is logged and skipped: it must never break grading.
+    exercise kind).  A detector that raises is skipped (logged at DEBUG level only, so nothing
+    reaches stderr): it must never break a verdict.  Detectors run with NumPy floating-point
+    errors and Python warnings silenced, so an overflow inside one (``1e308 * 1e308``) is a
+    non-finite number for it to reject, never a warning printed to the student's terminal.
     """
     unknown = [code for code in extra if code not in _REGISTRY]
     if unknown:
@@ -76,9 +81,14 @@ def run_detectors(
     found: list[Mistake] = []
     for code in dict.fromkeys([*GENERIC, *extra]):
         try:
-            mistake = _REGISTRY[code](answer, expected, context)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                mistake = _REGISTRY[code](answer, expected, context)
         except Exception:  # a detector's bug must not cost the student a verdict
-            _log.exception("mistake detector %r failed", code)
+            _log.debug("mistake detector %r failed", code, exc_info=True)
+            continue
+        if not isinstance(mistake, Mistake | None):
+            _log.debug("mistake detector %r returned %r, not a Mistake", code, mistake)
             continue
         if mistake is not None and mistake.code not in [m.code for m in found]:
             found.append(mistake)
@@ -119,17 +129,28 @@ def _list_cells(indices: list[tuple[int, ...]], limit: int = 3) -> str:
 
 
 def format_factor(c: float) -> str:
-    """A readable factor: '2', '1/2', '-3', '√2', '1/√2', else 4 significant figures."""
+    """A readable factor: '2', '1/2', '-3', '√2', '1/√2', else 4 significant figures ('3.142',
+    '1e-200', '1e+300').
+
+    Fractions are used only with small terms (denominator at most 100, numerator at most 1,000, or
+    an integer up to 1,000,000) and square roots only of such fractions, so an extreme factor is
+    never printed as a 300-digit integer or as '√0'.
+    """
+    if not math.isfinite(c) or c == 0:
+        return f"{c:.4g}"
     frac = Fraction(c).limit_denominator(100)
-    if abs(float(frac) - c) <= 1e-9 * abs(c):
+    small = abs(frac.numerator) <= (1_000_000 if frac.denominator == 1 else 1_000)
+    if frac != 0 and small and abs(float(frac) - c) <= 1e-9 * abs(c):
         return str(frac)
-    sq = Fraction(c * c).limit_denominator(100)
-    if abs(float(sq) - c * c) <= 1e-9 * c * c:
-        sign = "-" if c < 0 else ""
-        if sq.denominator == 1:
-            return f"{sign}√{sq.numerator}"
-        if sq.numerator == 1:
-            return f"{sign}1/√{sq.denominator}"
+    square = c * c
+    if math.isfinite(square) and square >= 1e-6:
+        sq = Fraction(square).limit_denominator(100)
+        if sq.numerator <= 10_000 and abs(float(sq) - square) <= 1e-9 * square:
+            sign = "-" if c < 0 else ""
+            if sq.denominator == 1:
+                return f"{sign}√{sq.numerator}"
+            if sq.numerator == 1:
+                return f"{sign}1/√{sq.denominator}"
     return f"{c:.4g}"
 
 
@@ -224,12 +245,19 @@ def detect_scale(
     nonzero = int(np.count_nonzero(e))
     if nonzero == 0:
         return None
-    denom = float(np.dot(e, e))
-    c = float(np.dot(a, e)) / denom
-    if not math.isfinite(c) or c == 0 or math.isclose(abs(c), 1.0, rel_tol=1e-6):
-        return None
-    if not cells_close(a, c * e, _tolerance(context)).all():
-        return None
+    # Divide by the largest |e| first so neither sum of products over- or underflows (1e308**2,
+    # 5e-324**2); an answer too large for that (1e300 against 5e-324) is no useful factor.
+    with np.errstate(all="ignore"):
+        big = float(np.max(np.abs(e)))
+        en, an = e / big, a / big
+        if not np.isfinite(an).all():
+            return None
+        c = float(np.dot(an, en)) / float(np.dot(en, en))
+        if not math.isfinite(c) or c == 0 or math.isclose(abs(c), 1.0, rel_tol=1e-6):
+            return None
+        scaled = c * e
+        if not np.isfinite(scaled).all() or not cells_close(a, scaled, _tolerance(context)).all():
+            return None
     if nonzero < 2:
         k = round(math.log10(abs(c)))
         if c < 0 or k == 0 or not math.isclose(c, 10.0**k, rel_tol=1e-6):
@@ -242,63 +270,84 @@ def detect_scale(
     return Mistake("scale", f"Every entry is {format_factor(c)} times the right value.")
 
 
-def _is_rounding(a: float, e: float, unit: float) -> bool:
-    """``a`` is ``e`` rounded to a multiple of ``unit`` (either direction at a tie)."""
-    q = a / unit
-    return abs(q - round(q)) <= 1e-6 and abs(a - e) <= 0.5 * unit * (1 + 1e-6)
+def _decimal(x: float) -> Decimal:
+    """The shortest decimal that reads back as ``x`` (``repr``): what the student typed or saw."""
+    return Decimal(repr(float(x)))
 
 
-def _rounding_unit(a: float, e: float) -> float | None:
-    """The finest power-of-ten unit to which ``a`` is a rounding of ``e``, if any."""
+def significant_digits(x: float) -> int:
+    """How many significant digits ``x`` has as typed (shortest form; ``100`` has 1, ``0.30`` 1)."""
+    if x == 0 or not math.isfinite(x):
+        return 1
+    return len(_decimal(x).normalize().as_tuple().digits)
+
+
+def round_significant(x: float, k: int, rounding: str = ROUND_HALF_UP) -> float:
+    """``x`` (its shortest decimal form) rounded to ``k`` significant digits, as a float.
+
+    Exact decimal arithmetic (``decimal``), so subnormal and huge values never over- or underflow.
+    """
+    d = _decimal(x)
+    if d == 0 or not d.is_finite():
+        return float(x)
+    return float(d.quantize(Decimal(1).scaleb(d.adjusted() - k + 1), rounding=rounding))
+
+
+def _digits_needed(e: float, tol: Tolerance) -> int:
+    """The fewest significant digits (1..17) to which ``e`` rounds to an accepted answer; 18 if
+    none does."""
+    for k in range(1, 18):
+        if cells_close(np.array(round_significant(e, k)), np.array(e), tol):
+            return k
+    return 18
+
+
+def _is_rounded(a: float, e: float, need: int) -> bool:
+    """``a`` has fewer significant digits than ``need`` and is ``e`` rounded to one such count
+    (half up or half to even: both conventions are taught), e.g. 0.3 for 0.2689."""
     if a == 0 or e == 0 or not math.isfinite(a):
-        return None
-    top = math.floor(math.log10(abs(e)))
-    for p in range(top - 16, top + 1):  # finest first
-        unit = 10.0**p
-        if _is_rounding(a, e, unit):
-            return unit
-    return None
+        return False
+    return any(
+        round_significant(e, k, mode) == a
+        for k in range(significant_digits(a), need)
+        for mode in (ROUND_HALF_UP, ROUND_HALF_EVEN)
+    )
 
 
 @register_detector("rounding")
 def detect_rounding(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
 ) -> Mistake | None:
-    """Every wrong cell is its expected value rounded to too few digits.
+    """Every wrong cell is its expected value rounded to too few significant digits.
 
-    A wrong cell ``a`` counts when ``a`` is ``e`` rounded to some power of ten (``a`` a multiple of
-    the unit, ``|a - e| <= unit/2``).  The message says how many digits are needed: the mode's
-    ``digits`` for ``sigfig``/``decdig``, and for ``relabs`` the fewest significant figures that
-    make every wrong cell's rounded value acceptable.
+    A wrong cell ``a`` counts only when ``a`` (its shortest decimal form, as typed) has *fewer*
+    significant digits than needed and rounding ``e`` to ``a``'s digit count (or to any count
+    below what is needed, for trailing zeros: ``100`` for ``100.4``) gives ``a`` exactly.  An
+    answer with more digits than needed (``1.00000000001`` for ``1`` at zero tolerance) is wrong,
+    never "rounded".  "Needed" is the fewest significant digits to which ``e`` rounds to an
+    accepted answer under the exercise's tolerance.  The message says how many: the mode's
+    ``digits`` for ``sigfig``/``decdig``; for ``relabs`` that fewest count over the wrong cells.
     """
     tol = _tolerance(context)
     wrong = _wrong(answer, expected, context)
     if wrong is None:
         return None
+    need = 1
     for a, e in zip(answer[wrong], expected[wrong], strict=True):
-        if _rounding_unit(float(a), float(e)) is None:
+        k = _digits_needed(float(e), tol)
+        if not _is_rounded(float(a), float(e), k):
             return None
+        need = max(need, k)
     if tol.mode == "sigfig":
-        need = f"give {tol.digits} significant figures"
+        text = f"give {tol.digits} significant figures"
     elif tol.mode == "decdig":
-        need = f"give {tol.digits} decimal places"
+        text = f"give {tol.digits} decimal places"
     else:
-        k = 17
-        for k in range(1, 18):
-            rounded = np.array([_round_sig(float(e), k) for e in expected[wrong]])
-            if cells_close(rounded, expected[wrong], tol).all():
-                break
-        need = f"keep at least {k} significant figure{'s' if k > 1 else ''}"
+        text = f"keep at least {need} significant figure{'s' if need > 1 else ''}"
     lead = "Your answer is" if wrong.sum() == 1 and expected.size == 1 else "Some entries are"
     if expected.size > 1 and wrong.sum() == wrong.size:
         lead = "Your entries are"
-    return Mistake("rounding", f"{lead} rounded to too few digits: {need}.")
-
-
-def _round_sig(x: float, k: int) -> float:
-    if x == 0:
-        return 0.0
-    return round(x, k - 1 - math.floor(math.log10(abs(x))))
+    return Mistake("rounding", f"{lead} rounded to too few digits: {text}.")
 
 
 __all__ = [
@@ -307,5 +356,7 @@ __all__ = [
     "format_factor",
     "register_detector",
     "registered_detectors",
+    "round_significant",
     "run_detectors",
+    "significant_digits",
 ]

@@ -19,7 +19,8 @@ Grammar of one number (a *cell*)::
 - NUMBER: ``3``, ``-0.0``, ``.5``, ``5.``, ``1e-3``, ``2.5E4``; ``1.5*10^3``, ``1.5×10^3``,
   ``1.5x10^3``, ``1.5·10³`` are ordinary arithmetic.  A space inside a number (``1 e10``,
   ``1 000``) is invalid, never silently joined.  A decimal comma (``1,5``) is invalid with "use a
-  point for decimals".
+  point for decimals"; commas grouping digits in threes (``1,234.5``, ``1,000,000``) get "remove the
+  thousands separators".
 - Operators: ``+ - * / ^ **``; ``×``, ``·``, ``⋅`` mean ``*``; ``÷`` means ``/``; the Unicode
   minus, en dash, em dash and other dashes mean ``-``; superscript digits mean a power
   (``10⁻³`` = ``10^(-3)``); ``{ }`` group like parentheses (LaTeX habits: ``10^{-3}``).
@@ -37,11 +38,23 @@ Vectors and matrices (:func:`parse_answer`):
 - ``[[1, 2], [3, 4]]`` (also NumPy's printed ``[[1. 2.]\\n [3. 4.]]``) -> 2-D;
 - MATLAB style ``[1 2; 3 4]`` -> 2-D, ``[1 2 3]`` or ``[1, 2, 3]`` -> 1-D, ``[15; 16]`` -> 2-D column;
 - no brackets: rows on lines (or separated by ``;``), e.g. pasted from a spreadsheet -> 2-D when
-  there are several rows, 1-D for one line of several entries, 0-D for one number.  ``(1, 2)`` is
-  read like ``[1, 2]``.  Blank lines are ignored.
+  there are several rows, 1-D for one line of several entries, 0-D for one number.  Blank lines
+  are ignored.
+- simple LaTeX copied from slides (``$0.5$``, ``\\frac{1}{2}``, ``\\sqrt{2}``, ``\\cdot``,
+  ``\\pi``, ``e^{-1}``, ``\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}``): see
+  :mod:`quizapp.grading.latex`.  Text with lone surrogates (invalid UTF-8) is invalid.
+- a transpose mark after a bracketed vector or matrix transposes it, as in MATLAB and textbooks:
+  ``[1 2]'``, ``[1, 2]^T``, ``[[1, 2], [3, 4]]ᵀ``, ``.T``; ``[1 2]'`` is the column ``[1; 2]``.
+- a trailing comma is allowed inside brackets (``[[1, 2], [3, 4],]``, ``[1, 2,]``), and Markdown
+  code fences (```` ``` ```` lines) or backticks around the answer are dropped.
+- ``( )`` and ``{ }`` around a comma-separated list are brackets: ``(2, 5)`` and ``{2, 5}`` read
+  like ``[2, 5]`` (points are written ``(1, 10)`` in the slides), ``((1,2),(3,4))`` and
+  Mathematica's ``{{1,2},{3,4}}`` like ``[[1,2],[3,4]]``; without a top-level comma they group as
+  in arithmetic (``(1+2)`` is 3).
 
-Cells in a row are separated by tabs if the row has a tab (spreadsheets; empty cells are then
-reported), else by commas if it has a comma (so ``1,5`` is *two* cells in a matrix; a space inside
+Cells in a row are separated by tabs if the row has a tab (spreadsheets; a leading or trailing
+column that is empty in every row, from a selection one column too wide, is dropped; other empty
+cells are reported), else by commas if it has a comma (so ``1,5`` is *two* cells in a matrix; a space inside
 a comma-separated cell is an error), else by spaces with MATLAB's rule: a space before a sign that is
 directly followed by its operand starts a new entry (``[1 -2]`` is two entries, ``[1 - 2]`` and
 ``[1-2]`` are one entry, ``-1``), and a space next to ``* / ^`` or after an operator joins.
@@ -56,6 +69,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from quizapp.grading.latex import LatexError, latex_to_plain, looks_like_latex
 
 #: Longest accepted answer (whole text, or sum of all cells of a grid), in characters: room for
 #: ``MAX_CELLS`` numbers written with full double precision (``repr``), about 25 characters each.
@@ -133,6 +148,17 @@ def _vulgar_fraction(m: re.Match[str]) -> str:
     return "(" + fraction + ")"
 
 
+def _superscript_power(m: re.Match[str]) -> str:
+    """``10⁻³`` -> ``10^(-3)``; a superscript with nothing before it to raise is refused."""
+    before = m.string[: m.start()].rstrip()
+    if not before or not (before[-1].isalnum() or before[-1] in ")}]"):
+        raise InvalidAnswer(
+            f"A superscript ({m[0]}) must follow the number it raises to a power, as in 10³; "
+            "type plain digits otherwise."
+        )
+    return "^(" + "".join(_SUPERSCRIPTS[c] for c in m[0]) + ")"
+
+
 def _normalize(text: str) -> str:
     """Map the Unicode look-alikes students type to the ASCII grammar; drop invisible characters.
 
@@ -148,9 +174,7 @@ def _normalize(text: str) -> str:
     if _SUBSCRIPT.search(text):
         raise InvalidAnswer("Subscript digits are not allowed in an answer; type plain digits.")
     text = _VULGAR.sub(_vulgar_fraction, text)
-    text = _SUPERSCRIPT_RUN.sub(
-        lambda m: "^(" + "".join(_SUPERSCRIPTS[c] for c in m[0]) + ")", text
-    )
+    text = _SUPERSCRIPT_RUN.sub(_superscript_power, text)
     text = text.replace("\r\n", "\n")
     text = unicodedata.normalize("NFKC", text)
     out = []
@@ -204,6 +228,8 @@ _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _PLAIN_NUMBER = re.compile(r"[+-]?" + _NUMBER.pattern)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _CONSTANTS = {"e": math.e, "pi": math.pi}
+# "1,234.5", "1,000,000", "-12,345": commas grouping digits in threes (group 2: a decimal part).
+_THOUSANDS = re.compile(r"[+-]?[1-9][0-9]{0,2}((?:,[0-9]{3})+)(\.[0-9]*)?")
 
 
 def _sqrt(x: float) -> float:
@@ -248,7 +274,8 @@ _NOT_NUMBERS = {
 }
 
 
-def _tokenize(text: str) -> list[_Token]:
+def _tokenize(text: str, shown: str | None = None) -> list[_Token]:
+    """Tokens of normalized ``text``; messages quote ``shown`` (what the student typed)."""
     tokens: list[_Token] = []
     i, n = 0, len(text)
     space = False
@@ -291,7 +318,8 @@ def _tokenize(text: str) -> list[_Token]:
             raise InvalidAnswer("Type only the value, without '=' or the name of the unknown.")
         else:
             raise InvalidAnswer(
-                f"{_describe_char(ch)} is not allowed in a number (in {_show(text)})."
+                f"{_describe_char(ch)} is not allowed in a number "
+                f"(in {_show(text if shown is None else shown)})."
             )
         space = False
     tokens.append(_Token("END", "", n, space))
@@ -323,9 +351,10 @@ def _power(base: float, exponent: float) -> float:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, shown: str | None = None) -> None:
         self.text = text
-        self.tokens = _tokenize(text)
+        self.shown = text if shown is None else shown  # quoted in messages: the student's text
+        self.tokens = _tokenize(text, self.shown)
         self.i = 0
         self.depth = 0
 
@@ -334,7 +363,7 @@ class _Parser:
         return self.tokens[self.i]
 
     def fail(self, what: str) -> InvalidAnswer:
-        return InvalidAnswer(f"{what} (in {_show(self.text)}).")
+        return InvalidAnswer(f"{what} (in {_show(self.shown)}).")
 
     def parse(self) -> float:
         if self.tok.kind == "END":
@@ -350,6 +379,19 @@ class _Parser:
         if tok.kind == "END":
             return self.fail("The expression ends too early")
         if tok.kind == "COMMA":
+            grouped = _THOUSANDS.fullmatch(self.text)
+            if grouped and (grouped[1].count(",") > 1 or grouped[2]):
+                plain = self.text.replace(",", "")
+                return InvalidAnswer(
+                    f"Remove the thousands separators: write {plain}, not {self.text}."
+                )
+            if grouped:  # "1,000": a thousands separator, or a decimal comma
+                plain = self.text.replace(",", "")
+                point = self.text.replace(",", ".")
+                return InvalidAnswer(
+                    f"Use a point for decimals ({point}) and no thousands separators ({plain}): "
+                    f"{self.text} could mean either."
+                )
             nxt = self.tokens[self.i + 1]
             if (
                 prev is not None
@@ -412,6 +454,8 @@ class _Parser:
 
     def check_implicit(self, prev: _Token, tok: _Token, divided: bool) -> None:
         """Allow ``2pi``, ``2(3)``, ``(1)(2)``, ``2sqrt(2)``; refuse everything else clearly."""
+        if tok.kind == "NAME" and re.fullmatch(r"[xX][0-9.]*", tok.text):
+            raise self.fail("Use * for multiplication, not x: write 2*3 for two times three")
         if prev.kind == "NUM" and tok.kind == "NAME" and re.fullmatch(r"[eE][0-9]*", tok.text):
             raise self.fail(
                 f"'{prev.text}{' ' if tok.space_before else ''}{tok.text}' is not a number: write "
@@ -512,6 +556,52 @@ class _Parser:
         raise self.fail(f"Unknown name '{tok.text[:20]}'; the names allowed are {known}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(text: str) -> None:
+    """Refuse text holding lone surrogates: bytes that were not valid UTF-8, smuggled into a
+    ``str`` (a terminal's ``surrogateescape``, a broken form post)."""
+    if not text.isascii() and _SURROGATE.search(text):
+        raise InvalidAnswer("The answer is not valid text (invalid UTF-8); type it again.")
+
+
+def _from_latex(text: str) -> str:
+    """The answer syntax for LaTeX input (:mod:`quizapp.grading.latex`), else ``text``."""
+    if not looks_like_latex(text):
+        return text
+    try:
+        return latex_to_plain(text, MAX_NESTING)
+    except LatexError as exc:
+        raise InvalidAnswer(exc.message) from None
+
+
+def _too_long(text: str) -> InvalidAnswer:
+    """The most useful message for a cell over ``MAX_CELL_CHARS``: what makes it long, found in
+    one linear scan (the parser is never run on it)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        return InvalidAnswer(
+            f"The expression is nested too deeply ({deepest:,} levels of parentheses; at most "
+            f"{MAX_NESTING})."
+        )
+    parts = text.split()
+    if len(parts) > 1 and all(_PLAIN_NUMBER.fullmatch(p) for p in parts[:1000]):
+        return InvalidAnswer(
+            f"The answer has too many entries for one number: {len(parts):,} numbers separated "
+            "by spaces, where a single number is asked for."
+        )
+    return InvalidAnswer(
+        f"The number is too long ({len(text):,} characters; at most {MAX_CELL_CHARS:,})."
+    )
+
+
 def parse_number(text: str) -> float:
     """Read one number (one cell, or a scalar answer) and return it as a float.
 
@@ -524,18 +614,22 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise InvalidAnswer("The answer must be text.")
-    if len(text) > MAX_CELL_CHARS:
+    if len(text) > MAX_ANSWER_CHARS:  # a hard cap before any work, even stripping
         raise InvalidAnswer(
-            f"The number is too long ({len(text):,} characters; at most {MAX_CELL_CHARS:,})."
+            f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
         )
-    norm = _normalize(text).strip()
+    _check_text(text)
+    text = _strip_markdown(text.strip())  # padding is not part of the number
+    if len(text) > MAX_CELL_CHARS:
+        raise _too_long(text)
+    norm = _normalize(_from_latex(text)).strip()
     if len(norm) > MAX_CELL_CHARS:
-        raise InvalidAnswer(f"The number is too long (at most {MAX_CELL_CHARS:,} characters).")
+        raise _too_long(norm)
     if not norm:
         raise InvalidAnswer("The answer is empty.")
     if _PLAIN_NUMBER.fullmatch(norm):  # fast path, same result as the parser
         return _finite(float(norm))
-    return _Parser(norm).parse()
+    return _Parser(norm, text).parse()
 
 
 # --------------------------------------------------------------------------- structure
@@ -599,8 +693,91 @@ def _split_row(line: str) -> list[str]:
     return cells
 
 
-def _has_top_level_comma(line: str) -> bool:
-    return len(_split_top_level(line, ",")) > 1
+# After a closing bracket: MATLAB's ' (or a typographic ’), ^T, ^{T}, ^(T), ^⊤, a bare T or ⊤
+# (ᵀ is T after NFKC), NumPy's .T.
+_TRANSPOSE_MARK = re.compile(
+    r"(?<=[\]\)\}])\s*(?:['\u2019]|\^\s*(?:T|\{\s*T\s*\}|\(\s*T\s*\)|\u22a4)|\.T|T|\u22a4)\Z"
+)
+_FENCE = re.compile(r"[ \t]*(```+|~~~+)[ \t]*[A-Za-z0-9_+-]*[ \t]*")
+
+
+def _strip_markdown(text: str) -> str:
+    """Drop Markdown code fences (```` ``` ```` or ``~~~`` lines, with an optional language) around
+    an answer, and backticks wrapping all of it (`` `0.5` ``), as chat and notebooks copy them."""
+    lines = text.split("\n")
+    if len(lines) > 1 and _FENCE.fullmatch(lines[0].rstrip("\r")):
+        lines = lines[1:]
+        if lines and _FENCE.fullmatch(lines[-1].rstrip("\r")):
+            lines = lines[:-1]
+        text = "\n".join(lines).strip(" \r\n")
+    m = re.fullmatch(r"(`+)([^`]+)\1", text.strip())
+    return m[2].strip() if m else text
+
+
+def _closing(text: str) -> int:
+    """Index of the bracket closing ``text[0]`` (any of ``( { ) }`` counted), or -1."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _row_list(part: str, *, curly: bool) -> str | None:
+    """One entry of a list as a bracketed row, or None; inside ``{ }`` a ``{1}`` is a one-entry
+    row (Mathematica's column ``{{1}, {2}}``), while ``(1)`` is only a parenthesized number."""
+    if part[:1] not in "({":
+        return None
+    row = bracketed_list(part, _row=True)
+    if row is None and curly and part[0] == "{" and _closing(part) == len(part) - 1:
+        return "[" + part[1:-1] + "]"
+    return row
+
+
+def bracketed_list(text: str, *, _row: bool = False) -> str | None:
+    """``(2, 5)`` / ``{2, 5}`` -> ``[2, 5]``; ``((1,2),(3,4))`` / ``{{1,2},{3,4}}`` (Mathematica)
+    -> ``[[1,2],[3,4]]``; ``{{1}, {2}}`` -> ``[[1], [2]]``; ``None`` when ``text`` is not such a list (``(1+2)`` is a number).
+
+    A list is a group in ``( )`` or ``{ }`` spanning the whole text with a comma at its top level;
+    it is a matrix when every entry is itself such a list.  Raises :class:`InvalidAnswer` when some
+    entries are lists and others are not (``((1,2), 3)``): only square brackets are unambiguous.
+    """
+    text = text.strip()
+    pairs = {"(": ")", "{": "}"}
+    if not text or text[0] not in pairs or _closing(text) != len(text) - 1:
+        return None
+    if text[-1] != pairs[text[0]]:
+        return None
+    parts = [p.strip() for p in _split_top_level(text[1:-1], ",")]
+    if len(parts) > 1 and parts[-1] == "":  # a trailing comma, as Python allows
+        parts.pop()
+    if len(parts) < 2 and not (parts and text[1:-1].rstrip().endswith(",")):
+        return None
+    if _row:  # a row of a matrix: its entries are numbers (a matrix has two levels at most)
+        if any(
+            p[:1] in pairs
+            and _closing(p) == len(p) - 1
+            and "," in p
+            and len(_split_top_level(p[1:-1], ",")) > 1
+            for p in parts
+        ):
+            raise InvalidAnswer(
+                "Too many brackets: a matrix has at most two levels, as ((1, 2), (3, 4))."
+            )
+        return "[" + ", ".join(parts) + "]"
+    rows = [_row_list(p, curly=text[0] == "{") for p in parts]
+    if all(r is not None for r in rows):
+        return "[" + ", ".join(r for r in rows if r is not None) + "]"
+    if any(r is not None for r in rows):
+        raise InvalidAnswer(
+            "Use [ ] for vectors and matrices, as [1, 2] or [[1, 2], [3, 4]]: some entries here "
+            "are lists and others are not."
+        )
+    return "[" + ", ".join(parts) + "]"
 
 
 def _split_top_level(line: str, sep: str) -> list[str]:
@@ -657,6 +834,13 @@ def split_cells(text: str) -> Cells:
     Raises :class:`InvalidAnswer` for an empty answer, text over ``MAX_ANSWER_CHARS``, unbalanced
     brackets, more than ``MAX_CELLS`` cells or ragged rows ("row 2 has 3 entries, row 1 has 2").
     """
+    if len(text) > 4 * MAX_ANSWER_CHARS:  # a hard cap before any work, even stripping
+        raise InvalidAnswer(
+            f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
+        )
+    _check_text(text)
+    text = _strip_markdown(text.strip(" \r\n\f\v\u00a0\u3000"))  # keep tabs: empty cells
+    text = _from_latex(text)
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
@@ -666,21 +850,32 @@ def split_cells(text: str) -> Cells:
         raise InvalidAnswer(f"The answer is too long (at most {MAX_ANSWER_CHARS:,} characters).")
     if not s.strip():
         raise InvalidAnswer("The answer is empty.")
-    if s.strip()[0] in "[(":
+    if s.strip()[0] in "[({":
         s = s.strip()
-    if s[0] == "(" and s[-1] == ")" and "[" not in s and _has_top_level_comma(s[1:-1]):
-        s = "[" + s[1:-1] + "]"
+    transposed = False
+    mark = _TRANSPOSE_MARK.search(s) if s[0] in "[({" else None
+    if mark:  # MATLAB's [1 2]' and the textbook's [1, 2]^T: the transpose of what precedes
+        s, transposed = s[: mark.start()].rstrip(), True
+    if s[0] in "({" and "[" not in s:
+        s = bracketed_list(s) or s
+    if transposed and s[0] != "[":
+        raise InvalidAnswer(
+            "A transpose mark (' or ^T) must follow a vector or matrix in brackets, as [1, 2]^T."
+        )
+    nested = False
     if s[0] == "[":
         if s[-1] != "]":
             raise InvalidAnswer("A '[' is not closed: end the answer with ']'.")
         inner = s[1:-1].strip()
+        if inner.endswith(","):  # [[1, 2], [3, 4],]: a trailing comma, as Python and JSON5 allow
+            inner = inner[:-1].rstrip()
         if not inner:
             raise InvalidAnswer("The answer is empty.")
         if inner[0] == "[":
             if inner[-1] != "]":
                 raise InvalidAnswer("A '[' is not closed.")
             bodies = _nested_rows(inner)
-            ndim = 2
+            ndim, nested = 2, True
         else:
             if "[" in inner or "]" in inner:
                 raise InvalidAnswer("The brackets do not match: write [1, 2] or [[1, 2], [3, 4]].")
@@ -696,6 +891,8 @@ def split_cells(text: str) -> Cells:
     rows: list[list[str]] = []
     count = 0
     for r, body in enumerate(bodies, start=1):
+        if nested and body.rstrip().endswith(",") and body.strip() != ",":
+            body = body.rstrip()[:-1]  # [[1, 2,], ...]: a trailing comma inside a row
         cells = _split_row(body) if body.strip() else []
         if not cells:
             raise InvalidAnswer(f"Row {r} is empty.", row=r)
@@ -703,10 +900,30 @@ def split_cells(text: str) -> Cells:
         if count > MAX_CELLS:
             raise InvalidAnswer(f"The answer has too many entries (at most {MAX_CELLS:,}).")
         rows.append(cells)
+    if "\t" in s:
+        _trim_empty_edge_columns(rows)
     if ndim == 1 and len(rows[0]) == 1 and s[0] != "[":
         ndim = 0
     _check_rectangular(rows)
+    if transposed:
+        rows = [list(col) for col in zip(*rows, strict=True)]
+        ndim = 2
     return Cells(ndim, rows)
+
+
+def _trim_empty_edge_columns(rows: list[list[str]]) -> None:
+    """Drop leading and trailing columns that are empty in *every* row, in place.
+
+    A spreadsheet selection one column too wide pastes as ``1<TAB>2<TAB>`` on every line; that
+    empty column is no one's answer.  A blank cell anywhere else (or an edge column blank in only
+    some rows) is kept, so it is reported as "row 2, column 2 is empty".
+    """
+    while all(len(row) > 1 and not row[-1].strip() for row in rows):
+        for row in rows:
+            row.pop()
+    while all(len(row) > 1 and not row[0].strip() for row in rows):
+        for row in rows:
+            row.pop(0)
 
 
 def _check_rectangular(rows: Sequence[Sequence[object]]) -> None:
