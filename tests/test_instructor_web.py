@@ -487,3 +487,30 @@ def test_bad_posts_get_a_clear_answer_not_a_500(app) -> None:
     for content in [b"\x00\x01\x02", b"username\n" + b"x" * 70 + b"\n", b"\xef\xbb\xbf"]:
         resp = _upload(prof, token, content.decode("utf-8", "replace"))
         assert resp.status_code in (200, 400), resp.status_code
+
+
+def test_preview_shows_the_choices_of_a_multiple_choice_exercise(app) -> None:
+    from quizapp.bank import load_bank
+
+    bank = load_bank(Path(app.config["QUIZAPP_EXERCISES"]))
+    choice = next(
+        e
+        for e in sorted(bank.exercises.values(), key=lambda e: e.id)
+        if e.generate(7).answer_form.type == "choice"
+    )
+    variant = choice.generate(7)
+    quiz_id, name = choice.id.split("/")
+    prof = instructor(app)
+    page = prof.get(f"/instructor/exercises/{quiz_id}/{name}/preview?seed=7")
+    assert page.status_code == 200
+    body = page.get_data(as_text=True)
+    items = re.search(r'<ol type="a" class="choices">(.*?)</ol>', body, re.S)
+    assert items is not None
+    assert items.group(1).count("<li>") == len(variant.answer_form.choices)
+    letter = "abcdefghij"[int(variant.expected)]
+    token = csrf_from(body)
+    right = prof.post(
+        f"/instructor/exercises/{quiz_id}/{name}/preview?seed=7",
+        data={"csrf_token": token, "answer": letter},
+    )
+    assert "<strong>correct</strong>" in _page(right)

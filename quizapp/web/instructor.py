@@ -288,6 +288,8 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         v=bank_variant,
         prompt_html=display.markdown_html(bank_variant.prompt),
         hints=[display.markdown_html(h) for h in (bank_variant.hints or [])],
+        choices=[display.markdown_html(c) for c in (bank_variant.answer_form.choices or [])],
+        given=bank_variant.answer_form.given,
         expected=_expected_view(bank_variant),
         solution=_solution_view(bank_variant),
         detectors=list(bank_variant.detectors or ()),
