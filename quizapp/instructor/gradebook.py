@@ -1,0 +1,312 @@
+"""The gradebook (students x exercises, quiz totals, weighted course total), its CSV export
+safe against formula injection, and excusals."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from quizapp import services
+from quizapp.instructor._scope import all_students, get_quiz, live_exercises
+from quizapp.instructor.course import CourseConfig
+from quizapp.models import (
+    Exercise,
+    Progress,
+    User,
+)
+from quizapp.models_instructor import Excusal
+
+
+@dataclass
+class GradebookCell:
+    """One student x exercise cell: ``points`` (None: never attempted), or excused."""
+
+    points: float | None
+    excused: bool = False
+    score: float | None = None
+
+
+@dataclass
+class QuizTotal:
+    """A student's points on one quiz, excused exercises left out of ``available``."""
+
+    earned: float
+    available: float
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.earned / self.available if self.available > 0 else None
+
+
+@dataclass
+class GradebookRow:
+    """One student's row of the gradebook."""
+
+    user_id: int
+    username: str
+    display_name: str
+    email: str
+    cells: dict[str, GradebookCell]
+    quiz_totals: dict[str, QuizTotal]
+    course_percent: float | None
+
+    @property
+    def earned(self) -> float:
+        return sum(t.earned for t in self.quiz_totals.values())
+
+    @property
+    def available(self) -> float:
+        return sum(t.available for t in self.quiz_totals.values())
+
+
+@dataclass
+class GradebookQuiz:
+    """A quiz column group: its live exercises, points available, and its weight from
+    ``course.yaml`` (None when the course total is weighted by points)."""
+
+    id: str
+    title: str
+    exercises: list[Exercise]
+    points: float
+    weight: float | None  # from course.yaml; None when weighting by points
+
+
+@dataclass
+class Gradebook:
+    """Students x exercises with per-quiz totals and the weighted course total (percent)."""
+
+    quizzes: list[GradebookQuiz]
+    rows: list[GradebookRow]
+    weighted_by: str  # "course.yaml" or "points"
+
+    @property
+    def exercises(self) -> list[Exercise]:
+        return [e for q in self.quizzes for e in q.exercises]
+
+
+def course_percent(
+    totals: Mapping[str, QuizTotal], config: CourseConfig | None = None
+) -> float | None:
+    """The weighted course total in percent: ``sum_q w_q * earned_q / available_q / sum_q w_q``
+    over the quizzes with points available to the student (a quiz the student is wholly excused
+    from drops out and the other weights are renormalized).  Without ``weights`` in the course
+    configuration, ``w_q = available_q`` (so it is total earned / total available).  None when no
+    quiz with a positive weight has points available."""
+    config = config or CourseConfig()
+    num = den = 0.0
+    for quiz_id, t in totals.items():
+        if t.available <= 0:
+            continue
+        w = config.weight_of(quiz_id, t.available)
+        if w <= 0:
+            continue
+        num += w * t.earned / t.available
+        den += w
+    return 100.0 * num / den if den > 0 else None
+
+
+def gradebook(
+    session: Session, *, quiz_id: str | None = None, config: CourseConfig | None = None
+) -> Gradebook:
+    """The gradebook of every student over the live exercises (of ``quiz_id`` only if given).
+
+    Three queries (exercises, progress rows, excusals) whatever the class size.  A cell is the
+    student's ``best_points``; an excused cell counts neither earned nor available points.
+    Raises ``services.NotFound`` for an unknown quiz.
+    """
+    config = config or CourseConfig()
+    if quiz_id is not None:
+        get_quiz(session, quiz_id)
+    exercises = live_exercises(session, quiz_id)
+    quizzes: dict[str, GradebookQuiz] = {}
+    for ex in exercises:
+        q = quizzes.get(ex.quiz_id)
+        if q is None:
+            weight = None if config.weights is None else config.weight_of(ex.quiz_id, 0)
+            q = quizzes[ex.quiz_id] = GradebookQuiz(ex.quiz_id, ex.quiz.title, [], 0.0, weight)
+        q.exercises.append(ex)
+        q.points += float(ex.points)
+    ids = [e.id for e in exercises]
+    progress: dict[tuple[int, str], Progress] = {}
+    if ids:
+        for p in session.scalars(
+            select(Progress)
+            .join(User, User.id == Progress.user_id)
+            .where(User.role == "student", Progress.exercise_id.in_(ids))
+        ):
+            progress[(p.user_id, p.exercise_id)] = p
+    excused = {
+        (e.user_id, e.exercise_id)
+        for e in session.scalars(select(Excusal).where(Excusal.exercise_id.in_(ids)))
+    }
+    rows = []
+    for user in all_students(session):
+        cells: dict[str, GradebookCell] = {}
+        totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
+        for ex in exercises:
+            p = progress.get((user.id, ex.id))
+            attempted = p is not None and (p.attempts_used or 0) > 0
+            points = float(p.best_points) if attempted and p is not None else None
+            score = float(p.best_score) if attempted and p is not None else None
+            if (user.id, ex.id) in excused:
+                cells[ex.id] = GradebookCell(points, excused=True, score=score)
+                continue
+            cells[ex.id] = GradebookCell(points, score=score)
+            totals[ex.quiz_id].earned += points or 0.0
+            totals[ex.quiz_id].available += float(ex.points)
+        for t in totals.values():
+            t.earned = round(t.earned, 6)
+            t.available = round(t.available, 6)
+        rows.append(
+            GradebookRow(
+                user_id=user.id,
+                username=user.username,
+                display_name=user.display_name or "",
+                email=user.email or "",
+                cells=cells,
+                quiz_totals=totals,
+                course_percent=course_percent(totals, config),
+            )
+        )
+    return Gradebook(
+        list(quizzes.values()), rows, "points" if config.weights is None else "course.yaml"
+    )
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str | float | int:
+    """A value as a CSV cell, safe against formula injection.
+
+    Numbers stay numbers (a negative number is data, not a formula).  A text starting with
+    ``= + - @``, a tab or a carriage return gets a leading apostrophe, which spreadsheets show as
+    text (OWASP's recommendation for CSV injection).  None becomes an empty cell.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return _number(value)
+    text = str(value)
+    if text.startswith(FORMULA_TRIGGERS):
+        return "'" + text
+    return text
+
+
+def _number(value: float) -> float | int:
+    """Round to 4 decimals; integral values as ints (``10`` not ``10.0``)."""
+    v = round(float(value), 4)
+    return int(v) if v == int(v) else v
+
+
+def fmt_points(p: float) -> str:
+    """Points as short text: ``10`` not ``10.0``, at most 4 decimals."""
+    v = _number(p)
+    return str(v)
+
+
+#: The cell text of an excused exercise (Canvas's gradebook import reads ``EX`` as excused).
+EXCUSED = "EX"
+
+
+def gradebook_table(gb: Gradebook) -> list[list[Any]]:
+    """The gradebook as rows of cells (header first), one row per student.
+
+    Columns: ``username``, ``display_name``, ``email``, one column per exercise
+    (``<exercise id> (<points>)``: best points, empty if never attempted, ``EX`` if excused),
+    one per quiz (``<quiz id> total (<points>)``: earned points), ``<quiz id> %``, then
+    ``course total %`` (weighted, see :func:`course_percent`).
+    """
+    header: list[Any] = ["username", "display_name", "email"]
+    for ex in gb.exercises:
+        header.append(f"{ex.id} ({fmt_points(ex.points)})")
+    for q in gb.quizzes:
+        header.append(f"{q.id} total ({fmt_points(q.points)})")
+        header.append(f"{q.id} %")
+    header.append("course total %")
+    table = [header]
+    for row in gb.rows:
+        out: list[Any] = [row.username, row.display_name, row.email]
+        for ex in gb.exercises:
+            cell = row.cells[ex.id]
+            out.append(EXCUSED if cell.excused else cell.points)
+        for q in gb.quizzes:
+            t = row.quiz_totals[q.id]
+            out.append(t.earned)
+            out.append(None if t.percent is None else round(t.percent, 2))
+        out.append(None if row.course_percent is None else round(row.course_percent, 2))
+        table.append(out)
+    return table
+
+
+def write_csv(table: Iterable[Sequence[Any]]) -> str:
+    """CSV text (RFC 4180, CRLF line ends) of ``table``, every cell through :func:`csv_cell`."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    for row in table:
+        writer.writerow([csv_cell(v) for v in row])
+    return buf.getvalue()
+
+
+def gradebook_csv(gb: Gradebook) -> str:
+    """The gradebook as CSV text (see :func:`gradebook_table` for the columns)."""
+    return write_csv(gradebook_table(gb))
+
+
+def excuse(
+    session: Session,
+    user_id: int,
+    exercise_id: str,
+    *,
+    reason: str = "",
+    by: User | None = None,
+) -> Excusal:
+    """Excuse student ``user_id`` from ``exercise_id`` (idempotent; updates the reason); commit.
+
+    Raises ``services.NotFound`` for an unknown student or exercise.
+    """
+    user = session.get(User, user_id)
+    if user is None or user.role != "student":
+        raise services.NotFound("There is no such student.")
+    exercise = services.get_exercise(session, exercise_id, include_archived=True)
+    ex_id, by_id = exercise.id, by.id if by is not None else None
+    services.begin_write(session)
+    row = session.scalar(
+        select(Excusal).where(Excusal.user_id == user_id, Excusal.exercise_id == ex_id)
+    )
+    if row is None:
+        row = Excusal(user_id=user_id, exercise_id=ex_id, created_by_id=by_id)
+        session.add(row)
+    row.reason = (reason or "").strip()[:500]
+    session.commit()
+    return row
+
+
+def unexcuse(session: Session, user_id: int, exercise_id: str) -> bool:
+    """Remove the excusal of ``user_id`` from ``exercise_id``; True if there was one.  Commits."""
+    services.begin_write(session)
+    row = session.scalar(
+        select(Excusal).where(Excusal.user_id == user_id, Excusal.exercise_id == exercise_id)
+    )
+    if row is None:
+        session.rollback()
+        return False
+    session.delete(row)
+    session.commit()
+    return True
+
+
+def excused_exercises(session: Session, user_id: int) -> dict[str, Excusal]:
+    """Exercise id -> excusal, for one student."""
+    return {
+        e.exercise_id: e for e in session.scalars(select(Excusal).where(Excusal.user_id == user_id))
+    }

@@ -1,0 +1,390 @@
+"""Regrade: re-run an exercise's current version over every stored submission, keeping the
+previous verdicts in history, in one transaction."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from quizapp import services
+from quizapp.instructor.gradebook import fmt_points
+from quizapp.models import (
+    Exercise,
+    Progress,
+    Submission,
+    User,
+    Variant,
+)
+from quizapp.models_instructor import Regrade, VerdictHistory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SubmissionChange:
+    """A submission whose verdict a regrade changed: status and score before and after."""
+
+    submission_id: int
+    user_id: int
+    username: str
+    variant_number: int
+    old_status: str
+    new_status: str
+    old_score: float
+    new_score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ProgressChange:
+    """A student whose points or "solved" a regrade changed, with the previous values."""
+
+    user_id: int
+    username: str
+    old_best_points: float
+    new_best_points: float
+    old_solved: bool
+    new_solved: bool
+    old_best_reached_at: str | None = None
+    old_solved_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RegradeSummary:
+    """What a regrade changed (or would change, for a dry run)."""
+
+    exercise_id: str
+    version_hash: str
+    dry_run: bool
+    regraded: int = 0
+    skipped_invalid: int = 0
+    changes: list[SubmissionChange] = field(default_factory=list)
+    progress_changes: list[ProgressChange] = field(default_factory=list)
+    regrade_id: int | None = None
+
+    @property
+    def changed(self) -> int:
+        return len(self.changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exercise_id": self.exercise_id,
+            "version_hash": self.version_hash,
+            "dry_run": self.dry_run,
+            "regraded": self.regraded,
+            "skipped_invalid": self.skipped_invalid,
+            "changed": self.changed,
+            "changes": [c.to_dict() for c in self.changes],
+            "progress_changes": [c.to_dict() for c in self.progress_changes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], regrade_id: int | None = None) -> RegradeSummary:
+        """The summary stored in a ``regrades`` row (inverse of :meth:`to_dict`)."""
+        return cls(
+            exercise_id=str(data.get("exercise_id", "")),
+            version_hash=str(data.get("version_hash", "")),
+            dry_run=bool(data.get("dry_run", False)),
+            regraded=int(data.get("regraded", 0)),
+            skipped_invalid=int(data.get("skipped_invalid", 0)),
+            changes=[SubmissionChange(**c) for c in data.get("changes", [])],
+            progress_changes=[ProgressChange(**c) for c in data.get("progress_changes", [])],
+            regrade_id=regrade_id,
+        )
+
+    def text(self) -> str:
+        """A human-readable summary (what the CLI prints)."""
+        verb = "would change" if self.dry_run else "changed"
+        lines = [
+            ("Dry run (nothing saved): regrade" if self.dry_run else "Regrade")
+            + f" of {self.exercise_id} against version {self.version_hash[:12]}: "
+            f"{self.regraded} graded submissions re-run; {verb} {self.changed} verdicts and "
+            f"{len(self.progress_changes)} students' points"
+            + (
+                f"; {self.skipped_invalid} invalid answers left as they were"
+                if self.skipped_invalid
+                else ""
+            )
+            + "."
+        ]
+        for c in self.changes:
+            lines.append(
+                f"  submission {c.submission_id} ({c.username}, variant {c.variant_number}): "
+                f"{c.old_status} {c.old_score:.3g} -> {c.new_status} {c.new_score:.3g}"
+            )
+        for p in self.progress_changes:
+            lines.append(
+                f"  {p.username}: {fmt_points(p.old_best_points)} -> "
+                f"{fmt_points(p.new_best_points)} points"
+                + (
+                    f" (solved: {'yes' if p.old_solved else 'no'} -> "
+                    f"{'yes' if p.new_solved else 'no'})"
+                    if p.old_solved != p.new_solved
+                    else ""
+                )
+            )
+        return "\n".join(lines)
+
+
+def _grade_safely(bank_variant: Any, answer: Any) -> Any:
+    from quizapp.bank import grade_answer
+    from quizapp.grading import Verdict
+
+    try:
+        return grade_answer(bank_variant, answer)
+    except Exception:
+        log.exception(
+            "regrade: grading failed for %s seed %s", bank_variant.exercise_id, bank_variant.seed
+        )
+        return Verdict(
+            status="invalid", score=0.0, message="The grader could not read this answer."
+        )
+
+
+def _verdict_payload(verdict: Any) -> tuple[dict[str, Any], float, str, list[str], Any]:
+    vdict = _json_safe(verdict.to_dict())
+    vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
+    score = float(verdict.score) if verdict.score == verdict.score else 0.0
+    score = min(1.0, max(0.0, score))
+    return vdict, score, verdict.status, list(verdict.mistake_codes), _json_safe(verdict.parsed)
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf as None and arrays as lists (JSON columns need valid JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):
+        return _json_safe(value.tolist())
+    return value
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def regrade_exercise(
+    session: Session,
+    exercise_id: str,
+    *,
+    dry_run: bool = False,
+    started_by: User | None = None,
+) -> RegradeSummary:
+    """Re-grade every stored submission of ``exercise_id`` against its current version.
+
+    In ONE write transaction (``BEGIN IMMEDIATE`` on SQLite: no submission can slip in between):
+
+    1. each variant is regenerated from its stored seed with the exercise's CURRENT version (the
+       variant moves to that version);
+    2. every graded submission (one that used an attempt and is not an identical resubmission) is
+       graded again with ``quizapp.bank.grade_answer``; identical resubmissions take their
+       original's new verdict; invalid answers (which used no attempt) are left as they were.
+       Attempts used never change (an answer now unreadable keeps its attempt, with score 0);
+    3. a changed submission keeps its previous verdict, score, points, mistakes and version in
+       ``verdict_history``;
+    4. each student's progress row is recomputed from their variant-1 submissions (best score and
+       when it was first reached, solved at), and each variant's ``finished_at`` (solved, or out
+       of attempts); the previous values are kept in the ``regrades`` row's summary.
+
+    ``dry_run`` computes the same summary and rolls everything back.  Raises ``services.NotFound``
+    for an unknown exercise or one without a synced version.
+    """
+    from quizapp.services import decode_raw_answer
+
+    exercise = services.get_exercise(session, exercise_id, include_archived=True)
+    version = exercise.current_version
+    if version is None:
+        raise services.NotFound(f"Exercise {exercise.id} has no synced version.")
+    ex_id, version_id, version_hash = exercise.id, version.id, version.content_hash
+    started_by_id = started_by.id if started_by is not None else None
+
+    services.begin_write(session)
+    try:
+        exercise = session.get(Exercise, ex_id)
+        assert exercise is not None
+        points_each = float(exercise.points)
+        summary = RegradeSummary(ex_id, version_hash, dry_run)
+        regrade = Regrade(
+            exercise_id=ex_id, version_id=version_id, started_by_id=started_by_id, summary={}
+        )
+        if not dry_run:
+            session.add(regrade)
+            session.flush()
+        usernames = dict(
+            session.execute(
+                select(User.id, User.username).where(
+                    User.id.in_(select(Variant.user_id).where(Variant.exercise_id == ex_id))
+                )
+            ).all()
+        )
+        variants = list(
+            session.scalars(
+                select(Variant).where(Variant.exercise_id == ex_id).order_by(Variant.id)
+            )
+        )
+        subs_by_variant: dict[int, list[Submission]] = defaultdict(list)
+        for s in session.scalars(
+            select(Submission).where(Submission.exercise_id == ex_id).order_by(Submission.id)
+        ):
+            subs_by_variant[s.variant_id].append(s)
+
+        new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
+        for variant in variants:
+            subs = subs_by_variant.get(variant.id, [])
+            bank_variant = services.generate_preview(exercise, int(variant.seed)) if subs else None
+            for s in subs:
+                if s.duplicate_of_id is not None:
+                    original = new_by_id.get(s.duplicate_of_id)
+                    if original is None:
+                        continue
+                    vdict, score, status, codes, parsed = original
+                    vdict = dict(vdict)
+                    vdict["message"] = (
+                        "You already submitted this answer; it used no attempt. "
+                        + str(vdict.get("message", ""))
+                    ).strip()
+                elif not s.used_attempt:
+                    summary.skipped_invalid += 1
+                    continue
+                else:
+                    answer = decode_raw_answer(s.answer_format, s.raw_answer)
+                    vdict, score, status, codes, parsed = _verdict_payload(
+                        _grade_safely(bank_variant, answer)
+                    )
+                    new_by_id[s.id] = (vdict, score, status, codes, parsed)
+                    summary.regraded += 1
+                verdict_changed = (
+                    status != s.status
+                    or abs(score - float(s.score)) > 1e-12
+                    or list(codes) != list(s.mistakes or [])
+                )
+                if verdict_changed and s.duplicate_of_id is None:
+                    summary.changes.append(
+                        SubmissionChange(
+                            s.id,
+                            s.user_id,
+                            usernames.get(s.user_id, "?"),
+                            variant.variant_number,
+                            s.status,
+                            status,
+                            float(s.score),
+                            score,
+                        )
+                    )
+                if verdict_changed or s.version_id != version_id or vdict != s.verdict:
+                    if not dry_run:
+                        session.add(
+                            VerdictHistory(
+                                submission_id=s.id,
+                                regrade_id=regrade.id,
+                                version_id=s.version_id,
+                                status=s.status,
+                                score=float(s.score),
+                                points=float(s.points),
+                                mistakes=list(s.mistakes or []),
+                                verdict=dict(s.verdict or {}),
+                            )
+                        )
+                    s.verdict = vdict
+                    s.status = status
+                    s.score = score
+                    s.points = round(score * points_each, 6)
+                    s.mistakes = codes
+                    s.parsed = parsed
+                    s.version_id = version_id
+            variant.version_id = version_id
+            _recompute_finished(variant, subs, int(exercise.attempts))
+
+        for p in session.scalars(select(Progress).where(Progress.exercise_id == ex_id)):
+            v1 = next(
+                (v for v in variants if v.user_id == p.user_id and v.variant_number == 1), None
+            )
+            graded = [s for s in subs_by_variant.get(v1.id, []) if s.used_attempt] if v1 else []
+            old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
+            best = max((float(s.score) for s in graded), default=0.0)
+            reached = next((s.created_at for s in graded if float(s.score) >= best), None)
+            solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
+            p.best_score = best
+            p.best_points = round(best * points_each, 6)
+            p.best_reached_at = reached
+            p.solved_at = solved_at
+            p.attempts_used = len(graded)
+            if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
+                summary.progress_changes.append(
+                    ProgressChange(
+                        p.user_id,
+                        usernames.get(p.user_id, "?"),
+                        old[0],
+                        float(p.best_points),
+                        old[1],
+                        solved_at is not None,
+                        _iso(old[2]),
+                        _iso(old[3]),
+                    )
+                )
+        if dry_run:
+            session.rollback()
+            return summary
+        regrade.submissions_regraded = summary.regraded
+        regrade.submissions_changed = summary.changed
+        regrade.summary = summary.to_dict()
+        session.commit()
+        summary.regrade_id = regrade.id
+        return summary
+    except BaseException:
+        session.rollback()
+        raise
+
+
+def _recompute_finished(variant: Variant, subs: Sequence[Submission], attempts: int) -> None:
+    """``finished_at``: the first correct graded answer, else the answer using the last attempt,
+    else None (the variant is open again)."""
+    graded = [s for s in subs if s.used_attempt]
+    correct = next((s for s in graded if s.status == "correct"), None)
+    if correct is not None:
+        variant.finished_at = correct.created_at
+    elif len(graded) >= attempts:
+        variant.finished_at = graded[attempts - 1].created_at
+    else:
+        variant.finished_at = None
+
+
+def regrade_history(session: Session, exercise_id: str) -> list[Regrade]:
+    """The regrade runs of an exercise, newest first."""
+    return list(
+        session.scalars(
+            select(Regrade).where(Regrade.exercise_id == exercise_id).order_by(Regrade.id.desc())
+        )
+    )
+
+
+def submission_history(
+    session: Session, submission_ids: Sequence[int]
+) -> dict[int, list[VerdictHistory]]:
+    """Submission id -> its previous verdicts (oldest first)."""
+    out: dict[int, list[VerdictHistory]] = defaultdict(list)
+    if not submission_ids:
+        return out
+    for h in session.scalars(
+        select(VerdictHistory)
+        .where(VerdictHistory.submission_id.in_(list(submission_ids)))
+        .order_by(VerdictHistory.id)
+    ):
+        out[h.submission_id].append(h)
+    return out

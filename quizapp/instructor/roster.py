@@ -1,0 +1,300 @@
+"""The roster: CSV import creating student accounts with one-time password-reset links, export,
+and the reset links themselves (stored hashed, expiring, single use)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from quizapp import services
+from quizapp.instructor._scope import all_students
+from quizapp.instructor.gradebook import FORMULA_TRIGGERS, write_csv
+from quizapp.models import (
+    User,
+    username_key,
+    utcnow,
+)
+from quizapp.models_instructor import PasswordReset
+
+#: How long a password-reset link works.
+RESET_LINK_VALID = timedelta(days=14)
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+ROSTER_COLUMNS = ("username", "display_name", "email")
+_HEADER_ALIASES = {
+    "username": "username",
+    "user": "username",
+    "login": "username",
+    "display_name": "display_name",
+    "display name": "display_name",
+    "name": "display_name",
+    "full name": "display_name",
+    "email": "email",
+    "e-mail": "email",
+    "mail": "email",
+}
+#: Largest roster file accepted (rows).
+MAX_ROSTER_ROWS = 5000
+
+
+class RosterError(services.BadRequest):
+    """The roster file has problems; ``problems`` lists them (``line N: message``).  Nothing
+    was imported."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("The roster was not imported: " + "; ".join(problems[:20]))
+        self.problems = problems
+
+
+@dataclass
+class RosterEntry:
+    """One valid row of a roster file (``line`` is 1-based, counting the header)."""
+
+    line: int
+    username: str
+    display_name: str
+    email: str
+
+
+@dataclass
+class RosterImport:
+    """The outcome of :func:`import_roster`: accounts created (with their reset token, shown
+    once) and rows skipped because the username exists."""
+
+    created: list[tuple[RosterEntry, int, str]] = field(default_factory=list)
+    skipped: list[tuple[RosterEntry, str]] = field(default_factory=list)
+    expires_at: datetime | None = None
+
+
+def _strip_neutralizer(text: str) -> str:
+    """Undo :func:`csv_cell`'s apostrophe so an exported roster imports back unchanged."""
+    if text.startswith("'") and text[1:].startswith(FORMULA_TRIGGERS):
+        return text[1:]
+    return text
+
+
+def parse_roster_csv(text: str) -> list[RosterEntry]:
+    """Parse a roster CSV: columns ``username, display name, email`` (a header row naming them,
+    in any order and case, is recognized; otherwise that order is assumed).
+
+    Raises ``RosterError`` listing every bad row (``line N: message``): an invalid username or
+    e-mail, a username twice in the file, too many columns, more than ``MAX_ROSTER_ROWS`` rows.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]  # Excel's UTF-8 byte order mark
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as err:
+        raise RosterError([f"the file is not valid CSV: {err}"]) from None
+    problems: list[str] = []
+    columns = list(ROSTER_COLUMNS)
+    start = 0
+    if rows:
+        names = [_HEADER_ALIASES.get(c.strip().lower()) for c in rows[0]]
+        if "username" in names:
+            columns = [n or "" for n in names]
+            start = 1
+    entries: list[RosterEntry] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows[start:], start=start + 1):
+        if not any(c.strip() for c in row):
+            continue
+        if len(entries) >= MAX_ROSTER_ROWS:
+            problems.append(f"more than {MAX_ROSTER_ROWS} students; split the file")
+            break
+        if len(row) > len(columns) and any(c.strip() for c in row[len(columns) :]):
+            problems.append(
+                f"line {index}: {len(row)} columns, expected at most {len(columns)} "
+                f"({', '.join(c for c in columns if c)})"
+            )
+            continue
+        values = {
+            col: _strip_neutralizer(row[i].strip())
+            for i, col in enumerate(columns)
+            if col and i < len(row)
+        }
+        try:
+            username = services.validate_username(values.get("username", ""))
+        except services.BadRequest as err:
+            problems.append(f"line {index}: {err.message} (got {values.get('username', '')!r})")
+            continue
+        email = values.get("email", "")
+        if email and (len(email) > 254 or not EMAIL_RE.fullmatch(email)):
+            problems.append(f"line {index}: {email!r} is not an e-mail address")
+            continue
+        display = values.get("display_name", "")
+        if len(display) > 120:
+            problems.append(f"line {index}: the display name is longer than 120 characters")
+            continue
+        key = username_key(username)
+        if key in seen:
+            problems.append(f"line {index}: username {username!r} already on line {seen[key]}")
+            continue
+        seen[key] = index
+        entries.append(RosterEntry(index, username, display, email))
+    if problems:
+        raise RosterError(problems)
+    return entries
+
+
+def _new_token() -> tuple[str, str]:
+    token = secrets.token_urlsafe(32)
+    return token, hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def _unusable_password() -> str:
+    """A password hash no password matches (the account is reached through its reset link)."""
+    return "!unusable$" + secrets.token_hex(16)
+
+
+def import_roster(
+    session: Session,
+    text: str,
+    *,
+    valid_for: timedelta = RESET_LINK_VALID,
+    now: datetime | None = None,
+) -> RosterImport:
+    """Create a student account for each new username of the roster CSV ``text``, each with a
+    one-time password-reset link valid ``valid_for``; existing usernames are skipped.  All in one
+    transaction: a bad row imports nothing (``RosterError`` lists every problem).
+
+    The created accounts cannot sign in until the student sets a password through the link
+    (``/reset/<token>``).  Tokens are returned once and stored as SHA-256 digests.
+    """
+    entries = parse_roster_csv(text)
+    now = now or utcnow()
+    result = RosterImport(expires_at=now + valid_for)
+    services.begin_write(session)
+    try:
+        existing = {
+            k
+            for (k,) in session.execute(
+                select(User.username_key).where(
+                    User.username_key.in_([username_key(e.username) for e in entries])
+                )
+            )
+        }
+        for e in entries:
+            if username_key(e.username) in existing:
+                result.skipped.append((e, "the username exists already"))
+                continue
+            user = User(
+                username=e.username,
+                username_key=username_key(e.username),
+                display_name=e.display_name,
+                email=e.email or None,
+                role="student",
+                password_hash=_unusable_password(),
+                created_at=now,
+            )
+            session.add(user)
+            session.flush()
+            token, digest = _new_token()
+            session.add(
+                PasswordReset(
+                    user_id=user.id,
+                    token_hash=digest,
+                    created_at=now,
+                    expires_at=now + valid_for,
+                    note="roster import",
+                )
+            )
+            result.created.append((e, user.id, token))
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return result
+
+
+def create_reset_link(
+    session: Session, user_id: int, *, valid_for: timedelta = RESET_LINK_VALID, note: str = ""
+) -> str:
+    """A new one-time password-reset token for ``user_id`` (earlier unused links stop working);
+    commit.  Raises ``services.NotFound`` for an unknown user."""
+    if session.get(User, user_id) is None:
+        raise services.NotFound("There is no such user.")
+    now = utcnow()
+    services.begin_write(session)
+    for old in session.scalars(
+        select(PasswordReset).where(
+            PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None)
+        )
+    ):
+        old.expires_at = min(old.expires_at, now)
+    token, digest = _new_token()
+    session.add(
+        PasswordReset(
+            user_id=user_id,
+            token_hash=digest,
+            created_at=now,
+            expires_at=now + valid_for,
+            note=note,
+        )
+    )
+    session.commit()
+    return token
+
+
+def find_reset(session: Session, token: str) -> PasswordReset | None:
+    """The live (unused, unexpired) reset link of ``token``, or None."""
+    if not isinstance(token, str) or not 20 <= len(token) <= 100:
+        return None
+    digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+    row = session.scalar(select(PasswordReset).where(PasswordReset.token_hash == digest))
+    if row is None or row.used_at is not None or row.expires_at <= utcnow():
+        return None
+    if not row.user.active:
+        return None
+    return row
+
+
+def use_reset(session: Session, token: str, password: str) -> User:
+    """Set the password of the reset link's user and spend the link; commit.
+
+    Raises ``services.NotFound`` for an unknown, used or expired link and
+    ``services.BadRequest`` for a password shorter than ``services.PASSWORD_MIN``.
+    """
+    if not isinstance(password, str) or len(password) < services.PASSWORD_MIN:
+        raise services.BadRequest(
+            f"The password must have at least {services.PASSWORD_MIN} characters."
+        )
+    if len(password) > services.PASSWORD_MAX:
+        raise services.BadRequest("The password is too long.")
+    row = find_reset(session, token)
+    if row is None:
+        raise services.NotFound(
+            "This link is unknown, used or expired; ask your instructor for a new one."
+        )
+    reset_id = row.id
+    services.begin_write(session)
+    row = session.get(PasswordReset, reset_id)
+    if row is None or row.used_at is not None:
+        session.rollback()
+        raise services.NotFound("This link was used already.")
+    user = row.user
+    user.set_password(password)
+    row.used_at = utcnow()
+    session.commit()
+    return user
+
+
+def roster_table(session: Session) -> list[list[Any]]:
+    """The students as rows ``username, display_name, email`` (header first): the import format."""
+    table: list[list[Any]] = [list(ROSTER_COLUMNS)]
+    for u in all_students(session):
+        table.append([u.username, u.display_name or "", u.email or ""])
+    return table
+
+
+def roster_csv(session: Session) -> str:
+    """The roster as CSV text (importable again with :func:`import_roster`)."""
+    return write_csv(roster_table(session))

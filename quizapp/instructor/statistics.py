@@ -1,0 +1,271 @@
+"""Per-exercise statistics: attempts, solve rate, score distribution, named mistakes, wrong
+answers, and a breakdown by variant parameter."""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from quizapp import services
+from quizapp.models import (
+    Exercise,
+    Progress,
+    Submission,
+    User,
+    Variant,
+)
+
+log = logging.getLogger(__name__)
+
+
+#: Score distribution bins: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0) and exactly 1 (full marks).
+SCORE_BINS = 11
+
+
+@dataclass
+class ParameterValueStats:
+    """Students, solvers and mean best score among the variants with one parameter value."""
+
+    value: str
+    students: int
+    solved: int
+    mean_best_score: float
+
+    @property
+    def percent_solved(self) -> float:
+        return 100.0 * self.solved / self.students if self.students else 0.0
+
+
+@dataclass
+class ParameterBreakdown:
+    """Solve rate by one parameter of the variants (e.g. ``n`` = matrix size, or the answer
+    shape), listed only when the class's variants differ in it."""
+
+    name: str
+    values: list[ParameterValueStats]
+
+
+@dataclass
+class ExerciseStats:
+    """Per-exercise statistics over students (variant 1, graded attempts)."""
+
+    exercise: Exercise
+    tried: int
+    mean_best_score: float | None
+    solved: int
+    mean_attempts_to_solve: float | None
+    histogram: list[tuple[str, int]]
+    mistakes: list[tuple[str, int]]
+    wrong_answers: list[tuple[str, int]]
+    parameters: list[ParameterBreakdown]
+    constant_parameters: dict[str, str]
+    submissions: int
+
+    @property
+    def percent_solved(self) -> float | None:
+        return 100.0 * self.solved / self.tried if self.tried else None
+
+
+def score_bin(score: float) -> int:
+    """The histogram bin of ``score`` in [0, 1]: ``floor(10 * score)`` for scores below 1
+    (0-9), and 10 for full marks."""
+    s = min(1.0, max(0.0, float(score)))
+    if s >= 1.0:
+        return 10
+    return min(9, int(math.floor(10 * s + 1e-9)))
+
+
+def score_bin_labels() -> list[str]:
+    """Labels of the :func:`score_bin` bins: ``"0–9%"`` ... ``"90–99%"``, ``"100%"``."""
+    return [f"{10 * i}–{10 * i + 9}%" for i in range(10)] + ["100%"]
+
+
+def normalize_answer_value(parsed: Any, digits: int = 4) -> str | None:
+    """A parsed answer as comparable text: each number to ``digits`` significant digits.
+
+    ``3.14159 -> "3.142"``; ``[1, 2] -> "(1, 2)"``; ``[[1, 2], [3, 4]] -> "[[1, 2], [3, 4]]"``.
+    None when ``parsed`` is not numeric.
+    """
+    try:
+        arr = np.asarray(parsed, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim > 2 or arr.size > 400:
+        return None
+
+    def num(v: float) -> str:
+        if not math.isfinite(v):
+            return str(v)
+        if v == 0:
+            return "0"
+        text = f"{v:.{digits}g}"
+        return "0" if text in ("-0", "0") else text
+
+    if arr.ndim == 0:
+        return num(float(arr))
+    if arr.ndim == 1:
+        return "(" + ", ".join(num(float(v)) for v in arr) + ")"
+    return "[" + ", ".join("[" + ", ".join(num(float(v)) for v in r) + "]" for r in arr) + "]"
+
+
+#: Names of integer prompt values that describe a variant's size (not its random numbers).
+SIZE_PARAMETERS = frozenset(
+    {"n", "m", "d", "d_k", "d_v", "size", "rows", "cols", "columns", "heads", "count", "tokens"}
+)
+
+
+def variant_parameters(bank_variant: Any) -> dict[str, str]:
+    """The parameters of a generated variant worth a breakdown: the answer's shape
+    (``"answer shape": "3×3"``) and the integer size values the kind exposes to the prompt
+    (names in ``SIZE_PARAMETERS``, e.g. ``n``, ``d``, ``heads``), as text."""
+    out: dict[str, str] = {}
+    form = getattr(bank_variant, "answer_form", None)
+    shape = getattr(form, "shape", None)
+    if shape:
+        out["answer shape"] = "×".join(str(int(s)) for s in shape)
+    for name, value in sorted((getattr(bank_variant, "values", None) or {}).items()):
+        if name not in SIZE_PARAMETERS or isinstance(value, bool | np.bool_):
+            continue
+        if isinstance(value, int | np.integer):
+            out[name] = str(int(value))
+    return out
+
+
+def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) -> ExerciseStats:
+    """Statistics of one exercise over the students.
+
+    - ``tried``: students with a graded attempt on variant 1; ``mean_best_score`` over them;
+      ``solved`` of them; ``mean_attempts_to_solve``: the mean attempt number of each solver's first
+      correct answer (all from progress rows and one aggregate over submissions);
+    - ``histogram``: students per best-score bin (:func:`score_bin`);
+    - ``mistakes``: named mistakes over graded submissions (identical resubmissions skipped),
+      most frequent first; ``wrong_answers``: incorrect/partial answers normalized by
+      :func:`normalize_answer_value`, most frequent first;
+    - ``parameters``: solve rate per value of each variant parameter that differs between the
+      students' variants (see :func:`variant_parameters`).
+
+    Raises ``services.NotFound`` for an unknown exercise.
+    """
+    exercise = services.get_exercise(session, exercise_id, include_archived=True)
+    student = select(User.id).where(User.role == "student").scalar_subquery()
+    progress = list(
+        session.scalars(
+            select(Progress).where(
+                Progress.exercise_id == exercise.id,
+                Progress.attempts_used > 0,
+                Progress.user_id.in_(student),
+            )
+        )
+    )
+    tried = len(progress)
+    solved_rows = [p for p in progress if p.solved_at is not None]
+    histogram_counts = [0] * SCORE_BINS
+    for p in progress:
+        histogram_counts[score_bin(p.best_score)] += 1
+    first_correct = (
+        select(
+            Submission.user_id,
+            func.min(Submission.attempt_number).label("n"),
+        )
+        .join(Variant, Variant.id == Submission.variant_id)
+        .where(
+            Submission.exercise_id == exercise.id,
+            Submission.used_attempt.is_(True),
+            Submission.status == "correct",
+            Variant.variant_number == 1,
+            Submission.user_id.in_(student),
+        )
+        .group_by(Submission.user_id)
+        .subquery()
+    )
+    mean_attempts = session.scalar(select(func.avg(first_correct.c.n)))
+
+    mistakes: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    graded = 0
+    for status, codes, parsed, raw in session.execute(
+        select(
+            Submission.status, Submission.mistakes, Submission.parsed, Submission.raw_answer
+        ).where(
+            Submission.exercise_id == exercise.id,
+            Submission.used_attempt.is_(True),
+            Submission.duplicate_of_id.is_(None),
+            Submission.user_id.in_(student),
+        )
+    ):
+        graded += 1
+        for code in codes or []:
+            mistakes[str(code)] += 1
+        if status in ("incorrect", "partial"):
+            key = normalize_answer_value(parsed) if parsed is not None else None
+            if key is None:
+                key = " ".join(str(raw).split())[:80]
+            wrong[key] += 1
+
+    parameters, constant = _parameter_breakdown(session, exercise, {p.user_id: p for p in progress})
+    return ExerciseStats(
+        exercise=exercise,
+        tried=tried,
+        mean_best_score=(sum(p.best_score for p in progress) / tried) if tried else None,
+        solved=len(solved_rows),
+        mean_attempts_to_solve=float(mean_attempts) if mean_attempts is not None else None,
+        histogram=list(zip(score_bin_labels(), histogram_counts, strict=True)),
+        mistakes=mistakes.most_common(top),
+        wrong_answers=wrong.most_common(top),
+        parameters=parameters,
+        constant_parameters=constant,
+        submissions=graded,
+    )
+
+
+def _parameter_breakdown(
+    session: Session, exercise: Exercise, progress: Mapping[int, Progress]
+) -> tuple[list[ParameterBreakdown], dict[str, str]]:
+    if not progress:
+        return [], {}
+    variants = session.scalars(
+        select(Variant).where(
+            Variant.exercise_id == exercise.id,
+            Variant.variant_number == 1,
+            Variant.user_id.in_(list(progress)),
+        )
+    )
+    by_param: dict[str, dict[str, list[Progress]]] = defaultdict(lambda: defaultdict(list))
+    for v in variants:
+        try:
+            params = variant_parameters(services.generate_variant(v))
+        except Exception:  # a version that no longer loads: no parameters for it
+            log.warning("variant %s of %s does not generate", v.id, exercise.id)
+            continue
+        for name, value in params.items():
+            by_param[name][value].append(progress[v.user_id])
+    out, constant = [], {}
+    for name, groups in sorted(by_param.items()):
+        if len(groups) < 2:
+            constant[name] = next(iter(groups))
+            continue
+        values = []
+        for value, rows in sorted(groups.items(), key=lambda kv: _natural(kv[0])):
+            values.append(
+                ParameterValueStats(
+                    value=value,
+                    students=len(rows),
+                    solved=sum(1 for p in rows if p.solved_at is not None),
+                    mean_best_score=sum(p.best_score for p in rows) / len(rows),
+                )
+            )
+        out.append(ParameterBreakdown(name, values))
+    return out, constant
+
+
+def _natural(text: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]

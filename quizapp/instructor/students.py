@@ -1,0 +1,77 @@
+"""One student's page: variants, submissions, excusals, verdict history."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from quizapp import services
+from quizapp.instructor.gradebook import excused_exercises
+from quizapp.models import (
+    Exercise,
+    Progress,
+    Quiz,
+    Submission,
+    User,
+    Variant,
+)
+from quizapp.models_instructor import Excusal
+
+
+@dataclass
+class StudentExercise:
+    """One exercise on a student's page: progress, excusal, and each variant with its submissions."""
+
+    exercise: Exercise
+    progress: Progress | None
+    excusal: Excusal | None
+    variants: list[tuple[Variant, list[Submission]]]
+
+
+def answer_text(submission: Submission) -> str:
+    """A submission's answer as typed: the text, or a grid's rows on lines with cells split by
+    two spaces (for display; the stored ``raw_answer`` is never changed)."""
+    answer = services.decode_raw_answer(submission.answer_format, submission.raw_answer)
+    if isinstance(answer, list):
+        return "\n".join("  ".join(str(c) for c in row) for row in answer)
+    return str(answer)
+
+
+def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentExercise]]:
+    """A user and, per exercise they started (or are excused from), their variants and
+    submissions (oldest first).  Raises ``services.NotFound`` for an unknown user."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise services.NotFound("There is no such user.")
+    progress = {
+        p.exercise_id: p
+        for p in session.scalars(select(Progress).where(Progress.user_id == user_id))
+    }
+    excusals = excused_exercises(session, user_id)
+    subs: dict[int, list[Submission]] = defaultdict(list)
+    for s in session.scalars(
+        select(Submission).where(Submission.user_id == user_id).order_by(Submission.id)
+    ):
+        subs[s.variant_id].append(s)
+    variants: dict[str, list[tuple[Variant, list[Submission]]]] = defaultdict(list)
+    for v in session.scalars(
+        select(Variant).where(Variant.user_id == user_id).order_by(Variant.variant_number)
+    ):
+        variants[v.exercise_id].append((v, subs.get(v.id, [])))
+    ids = set(variants) | set(excusals) | set(progress)
+    exercises = [
+        e
+        for e in session.scalars(
+            select(Exercise)
+            .join(Quiz, Quiz.id == Exercise.quiz_id)
+            .where(Exercise.id.in_(ids))
+            .order_by(Quiz.position, Quiz.id, Exercise.position, Exercise.id)
+        )
+    ]
+    return user, [
+        StudentExercise(e, progress.get(e.id), excusals.get(e.id), variants.get(e.id, []))
+        for e in exercises
+    ]

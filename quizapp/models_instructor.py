@@ -1,0 +1,100 @@
+"""Tables of the instructor's side (issue 5), on the same declarative base as ``quizapp.models``.
+
+- ``excusals``: a student excused from an exercise; the exercise leaves that student's points
+  available (gradebook totals, scoreboard) until the excusal is removed.
+- ``regrades``: one row per regrade run of an exercise (who, when, the version graded against,
+  the summary of what changed, including each student's previous progress values).
+- ``verdict_history``: the verdict a submission had before a regrade replaced it (status, score,
+  points, mistakes, verdict JSON, the version it was graded against).  Together with
+  ``regrades.summary`` nothing a regrade changes is lost.
+- ``password_resets``: one-time password-reset links (roster import, "new link" button).  Only the
+  SHA-256 of the token is stored; a link expires and works once.
+
+The Alembic revision creating them is ``migrations/versions/instructor_0001_*.py``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from quizapp.models import Exercise, Submission, User, UTCDateTime, db, utcnow
+
+
+class Excusal(db.Model):
+    """``user`` is excused from ``exercise``: it counts neither earned nor available points."""
+
+    __tablename__ = "excusals"
+    __table_args__ = (UniqueConstraint("user_id", "exercise_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"), index=True)
+    reason: Mapped[str] = mapped_column(String(500), default="")
+    created_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    user: Mapped[User] = relationship(foreign_keys=[user_id])
+    exercise: Mapped[Exercise] = relationship()
+
+
+class Regrade(db.Model):
+    """One regrade run of an exercise against its version ``version_id``.
+
+    ``summary`` (JSON) holds the counts and, per changed submission and per changed progress row,
+    the old and new values (see ``quizapp.instructor.RegradeSummary.to_dict``).
+    """
+
+    __tablename__ = "regrades"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
+    started_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    submissions_regraded: Mapped[int] = mapped_column(Integer, default=0)
+    submissions_changed: Mapped[int] = mapped_column(Integer, default=0)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class VerdictHistory(db.Model):
+    """The verdict ``submission`` had before regrade ``regrade_id`` replaced it."""
+
+    __tablename__ = "verdict_history"
+    __table_args__ = (Index("ix_verdict_history_submission", "submission_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"))
+    regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
+    status: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float] = mapped_column(Float)
+    points: Mapped[float] = mapped_column(Float)
+    mistakes: Mapped[list[str]] = mapped_column(JSON, default=list)
+    verdict: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    submission: Mapped[Submission] = relationship()
+    regrade: Mapped[Regrade] = relationship()
+
+
+class PasswordReset(db.Model):
+    """A one-time password-reset link.  ``token_hash`` is the SHA-256 hex of the token."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    note: Mapped[str] = mapped_column(Text, default="")
+
+    user: Mapped[User] = relationship()
+
+
+__all__ = ["Excusal", "PasswordReset", "Regrade", "VerdictHistory"]

@@ -1,0 +1,554 @@
+"""The instructor services (``quizapp.instructor``) on the real bank: scoreboard totals, ranks and
+tie-breaks, pagination and sorting, gradebook totals and weights, excusals, the CSV (parsed back
+with ``csv``), formula injection, statistics, and regrade after an exercise's YAML is fixed.
+
+Expected values are computed here from the submissions the test created (plain Python) or with
+NumPy from the variants' numbers, never read back from the code under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import event, select
+from test_instructor_support import (
+    DECK,
+    TRANSPOSE,
+    TWO,
+    add_user,
+    at,
+    bank_app,
+    bank_available,
+    best_by_student,
+    solution_of,
+    stored_submissions,
+    submit,
+    sync,
+    text_of,
+)
+
+from quizapp import instructor as inst
+from quizapp.bank import load_bank
+from quizapp.models import Exercise, Progress, Submission, Variant, db
+from quizapp.models_instructor import Excusal, Regrade, VerdictHistory
+
+pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
+
+Q1 = "01-linear-systems"
+Q3 = "03-transpose-and-products"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def app(request: pytest.FixtureRequest, tmp_path: Path):
+    """The app on SQLite, and on PostgreSQL when ``QUIZAPP_TEST_POSTGRES_URL`` is set (the
+    scoreboard's window function, rounding and timestamps differ between the two)."""
+    if request.param == "sqlite":
+        yield bank_app(tmp_path)
+        return
+    url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # a clean database: the migrations create everything
+        conn.exec_driver_sql("DROP SCHEMA public CASCADE")
+        conn.exec_driver_sql("CREATE SCHEMA public")
+    engine.dispose()
+    app = bank_app(tmp_path, SQLALCHEMY_DATABASE_URI=url)
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+def _class(app) -> dict[str, int]:
+    """Four students; ana and ben tie on points, ben reached his first; cleo leads; dan idle."""
+    ids = {
+        name: add_user(app, name, display_name=display)
+        for name, display in [
+            ("ana", "Ana Alves"),
+            ("ben", "Ben Brook"),
+            ("cleo", "Cleo Cruz"),
+            ("dan", ""),
+        ]
+    }
+    submit(app, "ana", DECK, "2, 5", at(2))  # correct: 10 points at +2h
+    submit(app, "ana", TRANSPOSE, "1 2\n3 4\n5 6", at(3))  # (almost surely) wrong
+    two_ben = solution_of(app, "ben", TWO)
+    submit(app, "ben", TWO, text_of(two_ben), at(1))  # correct: 10 points at +1h (first)
+    submit(app, "cleo", DECK, "0, 0", at(3.5))  # wrong
+    submit(app, "cleo", DECK, "2, 5", at(4))  # correct
+    two_cleo = solution_of(app, "cleo", TWO)
+    submit(app, "cleo", TWO, text_of([two_cleo[0], two_cleo[1] + 7]), at(5))  # one cell right
+    return ids
+
+
+def _expected_ranking(app, *, quiz=None, excused=frozenset()) -> list[tuple]:
+    stats = best_by_student(stored_submissions(app), excused, quiz)
+    names = ["ana", "ben", "cleo", "dan"]
+    rows = []
+    for n in names:
+        s = stats.get(n, {"points": 0.0, "solved": 0, "attempts": 0, "reached": None})
+        rows.append((n, round(s["points"], 6), s["solved"], s["attempts"], s["reached"]))
+    far = at(10**5)
+    rows.sort(key=lambda r: (-r[1], r[4] is None, r[4] or far, r[0]))
+    return rows
+
+
+def test_scoreboard_totals_ranks_and_tie_break_match_the_submissions(app) -> None:
+    _class(app)
+    expected = _expected_ranking(app)
+    with app.app_context():
+        board = inst.scoreboard(db.session)
+    got = [(r.username, round(r.points, 6), r.solved, r.attempts, r.reached_at) for r in board.rows]
+    assert got == expected
+    assert [r.rank for r in board.rows] == [1, 2, 3, 4]
+    assert board.total == 4
+    # The tie: ana and ben both have 10 points; ben reached them first (+1h vs +2h), so he
+    # ranks above ana although "ana" sorts first and her account is older.
+    names = [r.username for r in board.rows]
+    assert expected[0][0] == "cleo" and expected[0][1] > 10  # cleo: 10 + partial credit
+    assert names.index("ben") < names.index("ana")
+    assert {r.username: r.points for r in board.rows}["ana"] == 10.0
+    assert {r.username: r.points for r in board.rows}["ben"] == 10.0
+    assert board.rows[-1].username == "dan" and board.rows[-1].points == 0.0
+    assert board.rows[-1].reached_at is None
+
+
+def test_tie_break_follows_time_not_name(app) -> None:
+    """Swap who is first: with ana reaching 10 points before ben, ana ranks first."""
+    add_user(app, "ana")
+    add_user(app, "ben")
+    submit(app, "ben", DECK, "2, 5", at(5))
+    submit(app, "ana", DECK, "2, 5", at(6))
+    with app.app_context():
+        first = [r.username for r in inst.scoreboard(db.session).rows]
+    assert first == ["ben", "ana"]
+    # ana improves later on another exercise but ben catches up: equal points again, and now
+    # ana's total was reached at +8h, ben's at +9h.
+    submit(app, "ana", TWO, text_of(solution_of(app, "ana", TWO)), at(8))
+    submit(app, "ben", TWO, text_of(solution_of(app, "ben", TWO)), at(9))
+    with app.app_context():
+        rows = inst.scoreboard(db.session).rows
+    assert [(r.username, r.points) for r in rows] == [("ana", 20.0), ("ben", 20.0)]
+
+
+def test_scoreboard_per_quiz_pagination_and_sorting(app) -> None:
+    _class(app)
+    with app.app_context():
+        q3 = inst.scoreboard(db.session, quiz_id=Q3)
+        expected = _expected_ranking(app, quiz=Q3)
+        assert [(r.username, r.points, r.attempts) for r in q3.rows] == [
+            (n, p, a) for n, p, _, a, _ in expected
+        ]
+        board = inst.scoreboard(db.session)
+        page1 = inst.scoreboard(db.session, per_page=3)
+        page2 = inst.scoreboard(db.session, per_page=3, page=2)
+        assert page1.pages == 2 and page1.total == 4
+        assert [r.username for r in page1.rows + page2.rows] == [r.username for r in board.rows]
+        assert [r.rank for r in page2.rows] == [4]
+        by_name = inst.scoreboard(db.session, sort="name")
+        assert [r.name for r in by_name.rows] == sorted((r.name for r in board.rows), key=str.lower)
+        by_attempts = inst.scoreboard(db.session, sort="attempts", descending=True)
+        assert [r.attempts for r in by_attempts.rows] == sorted(
+            (r.attempts for r in board.rows), reverse=True
+        )
+        for descending in (False, True):
+            by_last = inst.scoreboard(db.session, sort="last", descending=descending).rows
+            times = [r.reached_at for r in by_last]
+            assert times[-1] is None and by_last[-1].username == "dan"  # never scored: last
+            assert times[:-1] == sorted(times[:-1], reverse=descending)
+        # The rank does not depend on the sort.
+        assert {r.username: r.rank for r in by_name.rows} == {
+            r.username: r.rank for r in board.rows
+        }
+        mine = inst.scoreboard(db.session, only_user_id=board.rows[2].user_id)
+        assert [(r.username, r.rank) for r in mine.rows] == [(board.rows[2].username, 3)]
+        with pytest.raises(inst.services.BadRequest, match="Unknown sort"):
+            inst.scoreboard(db.session, sort="password")
+        with pytest.raises(inst.services.NotFound):
+            inst.scoreboard(db.session, quiz_id="no-such-quiz")
+
+
+def test_scoreboard_is_one_query_whatever_the_class_size(app) -> None:
+    """The rows come from ONE aggregate over progress rows: the statement count does not grow
+    with the number of students, and no statement reads the submissions table."""
+    _class(app)
+
+    def statements() -> list[str]:
+        seen: list[str] = []
+        with app.app_context():
+            engine = db.engine
+
+            def record(conn, cursor, statement, *args):  # noqa: ANN001
+                seen.append(statement)
+
+            event.listen(engine, "before_cursor_execute", record)
+            try:
+                db.session.expire_all()
+                inst.scoreboard(db.session)
+            finally:
+                event.remove(engine, "before_cursor_execute", record)
+        return [s for s in seen if s.lstrip().upper().startswith("SELECT")]
+
+    few = statements()
+    for i in range(6):
+        add_user(app, f"extra{i}")
+        submit(app, f"extra{i}", DECK, "2, 5" if i % 2 else "1, 1", at(20 + i))
+    many = statements()
+    assert len(many) == len(few) <= 3
+    assert not any("submissions" in s for s in many)
+    ranked = [s for s in many if "row_number()" in s.lower()]
+    assert len(ranked) == 1 and "progress" in ranked[0] and "GROUP BY" in ranked[0]
+
+
+def _read_csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_gradebook_csv_matches_the_submissions_with_course_yaml_weights(app) -> None:
+    _class(app)
+    bank = load_bank(Path(app.config["QUIZAPP_EXERCISES"]))
+    points = {e.id: float(e.spec.points) for e in bank.exercises.values()}
+    quiz_points: dict[str, float] = {}
+    for ex_id, p in points.items():
+        quiz_points[ex_id.split("/")[0]] = quiz_points.get(ex_id.split("/")[0], 0.0) + p
+    config = inst.parse_course_config(f"weights:\n  {Q1}: 30\n  {Q3}: 70\n")
+    subs = stored_submissions(app)
+    with app.app_context():
+        text = inst.gradebook_csv(inst.gradebook(db.session, config=config))
+    rows = _read_csv(text)
+    assert [r["username"] for r in rows] == ["ana", "ben", "cleo", "dan"]
+    header = list(rows[0])
+    assert header[:3] == ["username", "display_name", "email"]
+    assert header[-1] == "course total %"
+    ex_columns = [h for h in header if h.endswith(")") and " total " not in h]
+    assert len(ex_columns) == len(points)  # every exercise of the bank, in course order
+    for row in rows:
+        user = row["username"]
+        best: dict[str, float] = {}
+        for s in subs:
+            if s["user"] == user and s["variant"] == 1 and s["used"]:
+                best[s["exercise"]] = max(best.get(s["exercise"], 0.0), s["score"])
+        for ex_id, p in points.items():
+            cell = row[f"{ex_id} ({p:g})"]
+            if ex_id in best:
+                assert float(cell) == pytest.approx(best[ex_id] * p)
+            else:
+                assert cell == ""
+        totals = {q: 0.0 for q in quiz_points}
+        for ex_id, score in best.items():
+            totals[ex_id.split("/")[0]] += score * points[ex_id]
+        for q, avail in quiz_points.items():
+            assert float(row[f"{q} total ({avail:g})"]) == pytest.approx(totals[q], abs=1e-4)
+            assert float(row[f"{q} %"]) == pytest.approx(100 * totals[q] / avail, abs=0.01)
+        weighted = (30 * totals[Q1] / quiz_points[Q1] + 70 * totals[Q3] / quiz_points[Q3]) / 100
+        assert float(row["course total %"]) == pytest.approx(100 * weighted, abs=0.01)
+
+    # Without weights: points earned over points available.
+    with app.app_context():
+        plain = _read_csv(inst.gradebook_csv(inst.gradebook(db.session)))
+    total_avail = sum(points.values())
+    for row in plain:
+        earned = sum(float(row[f"{q} total ({a:g})"]) for q, a in quiz_points.items())
+        assert float(row["course total %"]) == pytest.approx(100 * earned / total_avail, abs=0.01)
+
+    # One quiz only.
+    with app.app_context():
+        only = _read_csv(inst.gradebook_csv(inst.gradebook(db.session, quiz_id=Q3)))
+    assert all(not h.startswith(Q1) for h in only[0])
+    assert any(h.startswith(Q3) for h in only[0])
+
+
+def test_excusal_removes_the_exercise_from_available_points(app) -> None:
+    ids = _class(app)
+    bank = load_bank(Path(app.config["QUIZAPP_EXERCISES"]))
+    q1_points = sum(float(e.spec.points) for e in bank.exercises.values() if e.quiz_id == Q1)
+    two_points = float(bank.exercises[TWO].spec.points)
+    subs = stored_submissions(app)
+    cleo_two = max(
+        s["score"] for s in subs if s["user"] == "cleo" and s["exercise"] == TWO and s["used"]
+    )
+    assert 0 < cleo_two < 1  # partial credit on TWO
+    with app.app_context():
+        inst.excuse(db.session, ids["cleo"], TWO, reason="ill")
+        inst.excuse(db.session, ids["cleo"], TWO, reason="ill, certificate")  # idempotent
+        assert db.session.scalar(select(db.func.count(Excusal.id))) == 1
+        gb = inst.gradebook(db.session)
+        row = next(r for r in gb.rows if r.username == "cleo")
+        assert row.cells[TWO].excused
+        assert row.quiz_totals[Q1].available == pytest.approx(q1_points - two_points)
+        assert row.quiz_totals[Q1].earned == pytest.approx(10.0)  # only DECK counts now
+        assert row.course_percent == pytest.approx(100 * 10.0 / (row.available))
+        rows = _read_csv(inst.gradebook_csv(gb))
+        assert next(r for r in rows if r["username"] == "cleo")[f"{TWO} ({two_points:g})"] == "EX"
+        board = {r.username: r.points for r in inst.scoreboard(db.session).rows}
+        expected = _expected_ranking(app, excused={("cleo", TWO)})
+        assert board == {n: p for n, p, *_ in expected}
+        assert board["cleo"] == 10.0
+        assert inst.unexcuse(db.session, ids["cleo"], TWO) is True
+        assert inst.unexcuse(db.session, ids["cleo"], TWO) is False
+        back = next(r for r in inst.gradebook(db.session).rows if r.username == "cleo")
+        assert back.quiz_totals[Q1].available == pytest.approx(q1_points)
+        assert back.quiz_totals[Q1].earned == pytest.approx(10.0 + cleo_two * two_points)
+
+
+def test_course_percent_renormalizes_when_a_quiz_is_wholly_excused() -> None:
+    config = inst.parse_course_config("weights: {a: 30, b: 70}")
+    totals = {"a": inst.QuizTotal(5, 10), "b": inst.QuizTotal(0, 0)}
+    assert inst.course_percent(totals, config) == pytest.approx(50.0)
+    totals = {"a": inst.QuizTotal(5, 10), "b": inst.QuizTotal(9, 10), "c": inst.QuizTotal(1, 1)}
+    assert inst.course_percent(totals, config) == pytest.approx((30 * 0.5 + 70 * 0.9) / 100 * 100)
+    assert inst.course_percent(totals) == pytest.approx(100 * 15 / 21)
+    assert inst.course_percent({"a": inst.QuizTotal(0, 0)}) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("weights: {a: -1}", "a weight must be a number >= 0"),
+        ("weights: {a: x}", "weights.a"),
+        ("weight: {a: 1}", "weight"),
+        ("weights: {a: 0}", "sum to 0"),
+        ("weights: [a", "invalid YAML"),
+        ("- a", "must be a mapping"),
+    ],
+)
+def test_course_yaml_errors_say_what_and_where(text: str, message: str) -> None:
+    with pytest.raises(inst.CourseConfigError, match="course.yaml:") as err:
+        inst.parse_course_config(text)
+    assert message in str(err.value)
+
+
+def test_course_yaml_file_is_optional(tmp_path: Path) -> None:
+    assert inst.load_course_config(tmp_path).weights is None
+    (tmp_path / "course.yaml").write_text("weights:\n  q1: 1\n  q2: 3\n", encoding="utf-8")
+    assert inst.load_course_config(tmp_path).weights == {"q1": 1.0, "q2": 3.0}
+
+
+def test_csv_neutralizes_formulas_in_text_but_keeps_negative_numbers(app) -> None:
+    assert inst.csv_cell(-2.5) == -2.5
+    assert inst.csv_cell(-3) == -3
+    assert inst.csv_cell(10.0) == 10
+    for text in ["=1+2", "+1", "-1", "@SUM(A1)", "\tx", "\rx", '=HYPERLINK("http://x")']:
+        assert inst.csv_cell(text) == "'" + text
+    assert inst.csv_cell("Ana") == "Ana"
+    assert inst.csv_cell(None) == ""
+    out = list(csv.reader(io.StringIO(inst.write_csv([["a", -1.5, "-1.5", "=cmd|' /C calc'!A0"]]))))
+    assert out == [["a", "-1.5", "'-1.5", "'=cmd|' /C calc'!A0"]]
+
+    add_user(app, "+mallory", display_name='=HYPERLINK("http://evil","x")', email="@x.org")
+    with app.app_context():
+        rows = _read_csv(inst.gradebook_csv(inst.gradebook(db.session)))
+    assert rows[0]["username"] == "'+mallory"
+    assert rows[0]["display_name"] == '\'=HYPERLINK("http://evil","x")'
+    assert rows[0]["email"] == "'@x.org"
+
+
+def _stats_class(app) -> dict[str, np.ndarray]:
+    """Four students on TWO: s1 wrong then right, s2 swapped then right, s3 right at once,
+    s4 three different wrong answers (out of attempts)."""
+    sol = {}
+    for name in ["s1", "s2", "s3", "s4"]:
+        add_user(app, name)
+        sol[name] = solution_of(app, name, TWO)
+    submit(app, "s1", TWO, "0, 0", at(1))
+    submit(app, "s1", TWO, text_of(sol["s1"]), at(2))
+    submit(app, "s2", TWO, text_of(sol["s2"][::-1]), at(1))
+    submit(app, "s2", TWO, text_of(sol["s2"]), at(2))
+    submit(app, "s3", TWO, text_of(sol["s3"]), at(1))
+    for i, wrong in enumerate(["0, 0", "100, 100", "101, 101"]):
+        submit(app, "s4", TWO, wrong, at(3 + i))
+    return sol
+
+
+def test_exercise_statistics_match_the_submissions(app) -> None:
+    sol = _stats_class(app)
+    subs = [s for s in stored_submissions(app) if s["exercise"] == TWO]
+    with app.app_context():
+        st = inst.exercise_statistics(db.session, TWO)
+    assert st.tried == 4
+    assert st.solved == 3 and st.percent_solved == pytest.approx(75.0)
+    assert st.mean_best_score == pytest.approx(0.75)
+    assert st.mean_attempts_to_solve == pytest.approx((2 + 2 + 1) / 3)
+    hist = dict(st.histogram)
+    assert hist["100%"] == 3 and hist["0–9%"] == 1 and sum(hist.values()) == 4
+    assert st.submissions == sum(1 for s in subs if s["used"] and not s["duplicate"])
+    expected_mistakes: dict[str, int] = {}
+    for s in subs:
+        if s["used"] and not s["duplicate"]:
+            for m in s["mistakes"]:
+                expected_mistakes[m] = expected_mistakes.get(m, 0) + 1
+    assert dict(st.mistakes) == expected_mistakes
+    if not np.isclose(sol["s2"][0], sol["s2"][1]):
+        assert expected_mistakes.get("swapped_unknowns", 0) >= 1
+    wrong = dict(st.wrong_answers)
+    assert st.wrong_answers[0] == ("(0, 0)", 2)
+    assert wrong["(100, 100)"] == 1 and wrong["(101, 101)"] == 1
+
+
+def test_statistics_break_down_by_a_parameter_that_changed_between_versions(app) -> None:
+    """TWO is 2x2; after its YAML switches to size 3, new students get 3x3 variants: the solve
+    rate is reported per size."""
+    _stats_class(app)  # 4 students on n = 2, 3 solved
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{TWO}.yaml"
+    path.write_text(path.read_text().replace("size: 2", "size: 3"), encoding="utf-8")
+    sync(app)
+    for name in ["t1", "t2"]:
+        add_user(app, name)
+    submit(app, "t1", TWO, text_of(solution_of(app, "t1", TWO)), at(7))
+    assert solution_of(app, "t2", TWO).shape == (3,)
+    submit(app, "t2", TWO, "0, 0, 0", at(7))
+    with app.app_context():
+        st = inst.exercise_statistics(db.session, TWO)
+    by = {b.name: {v.value: (v.students, v.solved) for v in b.values} for b in st.parameters}
+    assert by["n"] == {"2": (4, 3), "3": (2, 1)}
+    assert by["answer shape"] == {"2": (4, 3), "3": (2, 1)}
+
+
+def test_regrade_after_fixing_the_yaml_changes_scores_keeps_history(app) -> None:
+    """The deck system's right-hand side is "fixed" from (15, 16) to (15, 17): the expected
+    answer moves from (2, 5) to solve([[5, 1], [3, 2]], [15, 17]) = (13/7, 40/7)."""
+    add_user(app, "ana")
+    add_user(app, "ben")
+    new = np.linalg.solve(np.array([[5.0, 1.0], [3.0, 2.0]]), np.array([15.0, 17.0]))
+    submit(app, "ana", DECK, "2, 5", at(1))  # correct before, wrong after
+    submit(app, "ben", DECK, text_of(new), at(1))  # wrong before
+    submit(app, "ben", DECK, "9, 9", at(2))  # wrong before and after
+    before = stored_submissions(app)
+    assert [s["status"] for s in before] == ["correct", "incorrect", "incorrect"]
+
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
+    sync(app)
+
+    with app.app_context():
+        dry = inst.regrade_exercise(db.session, DECK, dry_run=True)
+        assert dry.changed == 2 and dry.regrade_id is None
+        assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
+        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
+    assert [s["status"] for s in stored_submissions(app)] == ["correct", "incorrect", "incorrect"]
+
+    with app.app_context():
+        summary = inst.regrade_exercise(db.session, DECK)
+        text = summary.text()
+    assert summary.regraded == 3 and summary.changed == 2
+    assert "ana" in text and "correct 1 -> incorrect 0" in text
+    after = stored_submissions(app)
+    assert [s["status"] for s in after] == ["incorrect", "correct", "incorrect"]
+    assert [s["score"] for s in after] == [0.0, 1.0, 0.0]
+    assert len(after) == len(before)  # nothing added, nothing lost
+
+    with app.app_context():
+        ex = db.session.get(Exercise, DECK)
+        current = ex.current_version.id
+        progress = {
+            p.user.username: p
+            for p in db.session.scalars(select(Progress).where(Progress.exercise_id == DECK))
+        }
+        assert progress["ana"].best_points == 0.0 and progress["ana"].solved_at is None
+        assert progress["ana"].best_reached_at == at(1)
+        assert progress["ben"].best_points == 10.0
+        assert progress["ben"].solved_at == at(1) and progress["ben"].best_reached_at == at(1)
+        assert progress["ben"].attempts_used == 2
+        # Verdict history: the two changed submissions' previous verdicts, tied to the old version.
+        history = list(db.session.scalars(select(VerdictHistory).order_by(VerdictHistory.id)))
+        by_sub = {h.submission_id: h for h in history}
+        assert by_sub[before[0]["id"]].status == "correct"
+        assert by_sub[before[0]["id"]].score == 1.0
+        assert by_sub[before[1]["id"]].status == "incorrect"
+        assert all(h.version_id != current for h in history)
+        assert all(
+            s.version_id == current
+            for s in db.session.scalars(select(Submission).where(Submission.exercise_id == DECK))
+        )
+        assert all(
+            v.version_id == current
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
+        )
+        run = db.session.scalars(select(Regrade)).one()
+        assert run.submissions_changed == 2
+        changes = {c["username"]: c for c in run.summary["progress_changes"]}
+        assert changes["ana"]["old_best_points"] == 10.0
+        assert changes["ana"]["new_best_points"] == 0.0
+        assert changes["ben"]["old_best_points"] == 0.0
+        # ana's variant is open again (1 of 3 attempts used, no longer solved).
+        ana_variant = db.session.scalars(
+            select(Variant).where(Variant.exercise_id == DECK, Variant.user.has(username="ana"))
+        ).one()
+        assert ana_variant.finished_at is None
+
+    # The scoreboard follows: ben 10, ana 0.
+    with app.app_context():
+        assert [(r.username, r.points) for r in inst.scoreboard(db.session).rows] == [
+            ("ben", 10.0),
+            ("ana", 0.0),
+        ]
+    # ana can now answer the corrected exercise.
+    result = submit(app, "ana", DECK, text_of(new), at(5))
+    assert result.verdict["status"] == "correct"
+
+    # A second regrade with nothing new changes nothing.
+    with app.app_context():
+        again = inst.regrade_exercise(db.session, DECK)
+    assert again.changed == 0 and again.progress_changes == []
+
+
+def test_regrade_of_an_unknown_exercise_is_refused(app) -> None:
+    with app.app_context(), pytest.raises(inst.services.NotFound):
+        inst.regrade_exercise(db.session, "01-linear-systems/no-such")
+
+
+def test_a_regrade_that_fails_midway_changes_nothing(app, monkeypatch) -> None:
+    """All or nothing: when regenerating the second student's variant fails, the first
+    student's already-regraded submission and progress are rolled back too."""
+    add_user(app, "ana")
+    add_user(app, "ben")
+    submit(app, "ana", DECK, "2, 5", at(1))
+    submit(app, "ben", DECK, "2, 5", at(2))
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
+    sync(app)
+    real = inst.services.generate_preview
+    calls = []
+
+    def flaky(exercise, seed):  # noqa: ANN001, ANN202
+        calls.append(seed)
+        if len(calls) == 2:
+            raise RuntimeError("disk on fire")
+        return real(exercise, seed)
+
+    monkeypatch.setattr(inst.services, "generate_preview", flaky)
+    with app.app_context(), pytest.raises(RuntimeError, match="disk on fire"):
+        inst.regrade_exercise(db.session, DECK)
+    assert len(calls) == 2
+    assert [s["status"] for s in stored_submissions(app)] == ["correct", "correct"]
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
+        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
+        points = db.session.scalars(
+            select(Progress.best_points).where(Progress.exercise_id == DECK)
+        ).all()
+        assert points == [10.0, 10.0]
+        current = db.session.get(Exercise, DECK).current_version.id
+        assert all(
+            v.version_id != current
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
+        )
+
+
+def test_course_yaml_warns_about_unknown_and_unweighted_quizzes() -> None:
+    config = inst.parse_course_config("weights:\n  01-linear-sytems: 30\n  q2: 70\n")
+    warnings = inst.course_config_warnings(config, ["01-linear-systems", "q2"])
+    assert warnings == [
+        "course.yaml: weights.01-linear-sytems: there is no quiz '01-linear-sytems' "
+        "(known: 01-linear-systems, q2)",
+        "course.yaml: quiz '01-linear-systems' has no weight, so it does not count in the "
+        "course total",
+    ]
+    assert inst.course_config_warnings(inst.CourseConfig(), ["a"]) == []
