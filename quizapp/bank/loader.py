@@ -85,15 +85,19 @@ class Exercise:
         rng = np.random.default_rng(int(seed))
         try:
             generated = self.kind.generate(self.params, rng)
-            prompt = render(self.spec.prompt, generated.values)
-            hints = [render(h, generated.values) for h in self.spec.hints]
-        except TemplateError as exc:
-            raise BankError(self.path, None, None, f"seed {seed}: prompt: {exc.message}") from exc
         except BankError:
             raise
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            raise BankError(self.path, None, None, f"seed {seed}: {message}") from exc
+            raise self._located(seed, exc) from exc
+        label = "prompt"
+        try:
+            prompt = render(self.spec.prompt, generated.values)
+            hints = []
+            for i, h in enumerate(self.spec.hints):
+                label = f"hints[{i + 1}]"
+                hints.append(render(h, generated.values))
+        except TemplateError as exc:
+            raise self._located(seed, exc, label) from exc
         return Variant(
             exercise_id=self.id,
             seed=int(seed),
@@ -109,6 +113,27 @@ class Exercise:
             detectors=tuple(generated.detectors),
             hints=hints,
         )
+
+    def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
+        """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:
+        ...`` at the responsible field of the source (re-parsed only on failure)."""
+        from quizapp.bank.validate import generation_error, template_error, template_texts
+
+        try:
+            data, located = parse_yaml(self.source, self.path)
+        except BankError:
+            data, located = None, None
+        if isinstance(exc, TemplateError):
+            for text_label, _text, mark, style in (
+                template_texts(data, located) if isinstance(data, dict) and located else []
+            ):
+                if text_label == label:
+                    return template_error(exc, label, mark, style, self.path, seed)
+            return BankError(self.path, None, None, f"seed {seed}: {label}: {exc.message}")
+        if located is None:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            return BankError(self.path, None, None, f"seed {seed}: {message}")
+        return generation_error(exc, self.kind, located, self.path, seed)
 
 
 @dataclass(eq=False)
