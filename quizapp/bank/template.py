@@ -37,7 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 #: Longest rendered text, and longest string/list any template operation may build.
 MAX_OUTPUT = 100_000
 #: Loop iterations + calls + intercepted operators per render.
-MAX_STEPS = 100_000
+MAX_STEPS = 20_000
 #: Characters of output a render may produce in total (loop bodies included) before it stops.
 MAX_WORK = 1_000_000
 #: Wall-clock seconds per render.
