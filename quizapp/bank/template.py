@@ -42,6 +42,8 @@ MAX_STEPS = 20_000
 MAX_WORK = 1_000_000
 #: Wall-clock seconds per render.
 MAX_SECONDS = 2.0
+#: Magnitudes below this display as 0 (floating-point noise such as ``-3.98552e-18``).
+NOISE = 1e-12
 #: Largest integer (in bits) a template's arithmetic may build.
 MAX_INT_BITS = 4_000
 _ARRAY_ATTRS = {"T", "shape", "ndim", "size"}
@@ -59,12 +61,17 @@ class TemplateError(ValueError):
 def format_number(x: Any, digits: int = 6) -> str:
     """A number as short plain text: integral values without ``.0``; others to ``digits``
     decimals with trailing zeros trimmed (``0.25``, ``-1.5``, ``0.333333``); very
-    large or small magnitudes in ``1.5e-07`` notation.  Booleans as ``true``/``false``."""
+    large or small magnitudes in ``1.5e-07`` notation.  Booleans as ``true``/``false``.
+
+    For display only: floating-point noise is cleaned first (magnitudes below ``1e-12`` show as
+    ``0``, values are rounded to 12 significant digits), so ``R^T R`` of a rotation shows ``0``
+    rather than ``-3.98552e-18``.  Graded expected values are never changed by this."""
     if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
     v = float(x)
     if not np.isfinite(v):
         return str(v)
+    v = 0.0 if abs(v) < NOISE else float(f"{v:.12g}")
     if v == 0:
         return "0"
     if v.is_integer() and abs(v) < 1e15:

@@ -5,6 +5,7 @@ Pure: they read YAML files and never touch the database or the application.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,15 @@ def _text_value(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + "[ " + "  ".join(c.rjust(width) for c in r) + " ]" for r in cells)
 
 
+_FLOAT = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _denoise(text: str) -> str:
+    """Numbers in ``text`` as ``format_number`` shows them (noise such as ``1.5e-17`` as 0);
+    display only."""
+    return _FLOAT.sub(lambda m: format_number(float(m.group(0)), 12), text)
+
+
 def _letter(i: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[i] if 0 <= i < 26 else str(i + 1)
 
@@ -203,7 +213,7 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
     out(click.style("Expected answer", underline=True) + ":")
     out(_expected_text(v))
     if answer is not None:
-        out(f"    as typed: {answer}")
+        out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
