@@ -28,7 +28,7 @@ from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
 from quizapp.bank.types import Kind, KindParams, Variant
 from quizapp.bank.validate import check_exercise
-from quizapp.bank.yamlio import BankError, parse_yaml
+from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 
 QUIZ_FILE = "quiz.yaml"
 MAX_SEED = 2**63
@@ -216,16 +216,16 @@ def load_exercise_file(
     """Load one exercise file; its id defaults to ``<parent folder>/<stem>``.  Never raises."""
     file = str(path)
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [BankError(file, None, None, f"cannot read the file: {exc}")]
+        source = read_text(path, file)
+    except BankError as err:
+        return None, [err]
     return _parse_exercise(exercise_id or f"{path.parent.name}/{path.stem}", source, file)
 
 
 def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, list[BankError]]:
     file = str(path)
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_text(path, file)
         data, located = parse_yaml(source, file)
     except BankError as err:
         return None, "", [err]
