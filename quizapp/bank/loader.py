@@ -237,10 +237,32 @@ def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, lis
             source,
             [BankError(file, 1, 1, "quiz.yaml is a mapping (title:, description:, order:, ...)")],
         )
+    errors: list[BankError] = []
+    spec: QuizSpec | None = None
     try:
-        return QuizSpec.model_validate(data), source, []
+        spec = QuizSpec.model_validate(data)
     except ValidationError as exc:
-        return None, source, pydantic_errors(exc, QuizSpec, located, file)
+        errors = pydantic_errors(exc, QuizSpec, located, file)
+    # The dates are compared on their own, so a bad order is reported beside other problems.
+    try:
+        dates = QuizSpec.model_validate(
+            {"title": "x", **{k: data[k] for k in ("opens", "closes") if k in data}}
+        )
+    except ValidationError:
+        dates = None
+    if dates is not None and not dates.dates_in_order():
+        mark = located.values.get("closes", located.start)
+        errors.append(
+            BankError(
+                file,
+                mark.line,
+                mark.column,
+                f"closes ({dates.closes}) must be after opens ({dates.opens})",
+            )
+        )
+    if errors:
+        return None, source, sorted(errors, key=BankError.sort_key)
+    return spec, source, []
 
 
 def _yaml_files(folder: Path) -> list[Path]:
@@ -299,10 +321,11 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
         data, located = parse_yaml(source, str(quiz_file))
         loc = located.children.get("exercises")
         listed: list[str] = []
+        first_at: dict[str, int] = {}
         for i, stem in enumerate(spec.exercises):
             stem = re.sub(r"\.ya?ml$", "", stem)
+            mark = loc.values[i] if loc else located.start
             if stem not in stems:
-                mark = loc.values[i] if loc else located.start
                 bank.errors.append(
                     BankError(
                         str(quiz_file),
@@ -311,8 +334,32 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
                         f"exercises: no file {stem}.yaml in {folder.name}/",
                     )
                 )
-            elif stem not in listed:
+            elif stem in first_at:
+                bank.errors.append(
+                    BankError(
+                        str(quiz_file),
+                        mark.line,
+                        mark.column,
+                        f"exercises: {stem} is listed twice (first at line {first_at[stem]})",
+                    )
+                )
+            else:
                 listed.append(stem)
+                first_at[stem] = mark.line
+        key = located.keys.get("exercises", located.start)
+        for stem in stems:
+            if stem not in listed:
+                # An error, not a warning: `exercises:` fixes the order, so a file left out
+                # would silently appear last (or was meant to be deleted).
+                bank.errors.append(
+                    BankError(
+                        str(quiz_file),
+                        key.line,
+                        key.column,
+                        f"exercises: {stem}.yaml is in {folder.name}/ but not listed here "
+                        "(list it, or remove the file)",
+                    )
+                )
         order = listed + [s for s in stems if s not in listed]
     bank.quizzes[quiz_id] = Quiz(
         id=quiz_id,
@@ -362,5 +409,33 @@ def load_bank(root: Path | str) -> Bank:
                 )
             for folder in quiz_folders:
                 _load_quiz_folder(folder, bank)
+    _check_orders(bank)
     bank.errors.sort(key=BankError.sort_key)
     return bank
+
+
+def _check_orders(bank: Bank) -> None:
+    """Two quizzes that both write the same ``order:`` would be listed in an arbitrary-looking
+    order (by folder name): each later one is an error at its ``order:`` line.  (Quizzes that
+    leave ``order`` out are ordered by folder name, as documented.)"""
+    seen: dict[int, Quiz] = {}
+    for quiz in sorted(bank.quizzes.values(), key=lambda q: q.id):
+        try:
+            _, located = parse_yaml(quiz.source, quiz.path)
+        except BankError:
+            continue
+        mark = located.values.get("order")
+        if mark is None:
+            continue
+        if quiz.order in seen:
+            bank.errors.append(
+                BankError(
+                    quiz.path,
+                    mark.line,
+                    mark.column,
+                    f"order {quiz.order} is also the order of quiz {seen[quiz.order].id!r}: "
+                    "give each quiz its own order",
+                )
+            )
+        else:
+            seen[quiz.order] = quiz
