@@ -247,6 +247,8 @@ class RetrievalRank(Kind):
         def make():
             Q = ints(rng, p.entries, (p.queries, p.d)).astype(float)
             K = ints(rng, p.entries, (p.keywords, p.d)).astype(float)
+            if np.any(np.all(K == 0, axis=1)) or np.any(np.all(Q == 0, axis=1)):
+                return None  # an all-zero keyword or query scores 0 with everything
             qi = int(rng.integers(p.queries))
             row = (Q @ K.T)[qi]
             top2 = np.sort(row)[-2:]
@@ -303,6 +305,8 @@ class RetrievalRank(Kind):
                 "index_mistakes": mistakes,
                 "count": p.keywords,
                 "query_row": qi,
+                "Q": Q,
+                "K": K,
             },
         )
 
@@ -375,6 +379,7 @@ def _draw_attention(
     *,
     project: tuple[np.ndarray, tuple[int, int], IntRange] | None = None,
     required: tuple[str, ...] = ("missing_scale", "softmax_axis", "missing_softmax"),
+    distinct_rows: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any], tuple[str, ...]]:
     """Draw ``Q, K, V`` meeting the attention guarantees; returns them with context and detectors.
 
@@ -398,6 +403,8 @@ def _draw_attention(
             return None
         if n_k > 1 and np.any(np.ptp(W, axis=1) < 10.0**-decimals):
             return None  # uniform rows: scaling and softmax mistakes would not show
+        if distinct_rows and any(len(set(np.round(r, decimals).tolist())) < len(r) for r in W):
+            return None  # tied weights in a row (at the asked precision)
         ctx: dict[str, Any] = {"family": "attention", "Q": Q, "K": K, "V": V, "ask": ask}
         codes = distinguishable_codes(_expected(Q, K, V, ask), ctx, want, decimals)
         if any(c not in codes for c in need):
@@ -760,6 +767,7 @@ class AttentionFill(Kind):
             p.target,
             p.decimals,
             required=(),
+            distinct_rows=True,
         )
         expected = _expected(Q, K, V, p.target)
 
@@ -769,6 +777,8 @@ class AttentionFill(Kind):
             mask[idx] = True
             mask = mask.reshape(expected.shape)
             ctx_m = {**ctx, "mask": mask}
+            if p.target == "weights" and np.any(mask.sum(axis=1) == 1):
+                return None  # a lone blank in a row would just be 1 minus the given weights
             kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals)
             if "missing_scale" not in kept:
                 return None
