@@ -248,6 +248,12 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("softmax", "softmax_axis"): _softmax_axis,
     ("softmax", "softmax_no_exp"): _softmax_no_exp,
     ("product", "wrong_order"): _product_wrong_order,
+    ("product", "assumed_commutative"): lambda c: (
+        np.zeros_like(_f(c["A"])) if c.get("op") == "AB-BA" else None
+    ),
+    ("product", "ab_transposed"): lambda c: (
+        (_f(c["A"]) @ _f(c["B"])).T if c.get("op") == "BA" else None
+    ),
     ("product", "elementwise_product"): _product_elementwise,
     ("inverse", "missing_determinant"): _inverse_missing_det,
     ("inverse", "inverse_sign"): _inverse_sign,
@@ -321,6 +327,14 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
         "You divided each entry by the sum without exponentiating first: softmax uses exp(xᵢ)."
     ),
     ("product", "wrong_order"): _msg_order,
+    ("product", "assumed_commutative"): lambda c: (
+        "You answered 0, as if AB = BA; matrix products do not commute in general, so compute "
+        "AB and BA separately."
+    ),
+    ("product", "ab_transposed"): lambda c: (
+        "That is (AB)^T = B^T A^T, not BA: transposing reverses the order but also transposes "
+        "each factor."
+    ),
     ("product", "elementwise_product"): lambda c: (
         "You multiplied entry by entry; a matrix product takes rows times columns."
     ),
