@@ -271,3 +271,18 @@ def test_check_reports_the_shared_impossible_require_quickly(
         "impossible-require.yaml:7:5: require[1]: cannot generate a variant: "
         "require 'det(A) != det(A)' never held" in out
     ), out
+
+
+def test_course_yaml_at_the_bank_root_is_course_settings_not_an_exercise(bank: Path) -> None:
+    (bank / "course.yaml").write_text("weights:\n  systems: 100\n  sytems: 5\n")
+    assert not load_bank(bank).errors
+    code, out, err = run("validate", str(bank))
+    assert (code, out) == (0, "OK: 1 quiz, 1 exercise, no problems.\n")
+    assert "there is no quiz 'sytems'" in err
+
+
+def test_invalid_course_yaml_fails_validation_with_its_line(bank: Path) -> None:
+    (bank / "course.yaml").write_text("weights:\n  systems: heavy\n")
+    code, out, _ = run("validate", str(bank))
+    assert code == 1
+    assert f"{bank / 'course.yaml'}:2" in out

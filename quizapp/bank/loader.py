@@ -31,6 +31,8 @@ from quizapp.bank.validate import check_exercise
 from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 
 QUIZ_FILE = "quiz.yaml"
+#: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
+COURSE_FILE = "course.yaml"
 MAX_SEED = 2**63
 
 
@@ -394,7 +396,7 @@ def load_bank(root: Path | str) -> Bank:
             p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
         )
         quiz_folders = [f for f in folders if (f / QUIZ_FILE).is_file() or _yaml_files(f)]
-        loose = _yaml_files(root)
+        loose = [p for p in _yaml_files(root) if p.name != COURSE_FILE]
         if not quiz_folders and loose:
             _load_quiz_folder(root, bank)
         else:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 import numpy as np
 
-from quizapp.bank.loader import Bank, Exercise, load_bank, load_exercise_file
+from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
 from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm
@@ -38,6 +38,28 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word if n == 1 else plural}"
 
 
+def _course_file_problems(path: Path, bank: Bank) -> list[str]:
+    """Problems of ``PATH/course.yaml`` (quiz weights), if the bank has one: ``file:line: ...``
+    for an invalid file.  Weights naming unknown quizzes and unweighted quizzes are printed as
+    warnings (they do not fail validation: an unweighted quiz may be practice only)."""
+    course_file = path / COURSE_FILE
+    if not path.is_dir() or not course_file.is_file():
+        return []
+    from quizapp.instructor.course import (  # the instructor side owns the course settings
+        CourseConfigError,
+        course_config_warnings,
+        parse_course_config,
+    )
+
+    try:
+        config = parse_course_config(course_file.read_text(encoding="utf-8"), str(course_file))
+    except (CourseConfigError, UnicodeDecodeError) as exc:
+        return [str(exc)]
+    for warning in course_config_warnings(config, bank.quizzes):
+        click.echo("warning: " + warning.replace(COURSE_FILE, str(course_file), 1), err=True)
+    return []
+
+
 @click.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 def validate(path: Path) -> None:
@@ -48,10 +70,12 @@ def validate(path: Path) -> None:
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
     bank = _load(path)
-    for err in bank.errors:
-        click.echo(str(err))
-    if bank.errors:
-        click.echo(f"{_plural(len(bank.errors), 'problem')} found.", err=True)
+    problems = [str(err) for err in bank.errors]
+    problems += _course_file_problems(path, bank)
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        click.echo(f"{_plural(len(problems), 'problem')} found.", err=True)
         sys.exit(1)
     click.echo(
         f"OK: {_plural(len(bank.quizzes), 'quiz')}, {_plural(len(bank.exercises), 'exercise')}, "
