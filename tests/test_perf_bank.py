@@ -38,3 +38,28 @@ def test_fast_composer_same_nodes(path: Path) -> None:
 def test_fast_composer_declines_bad_yaml() -> None:
     """Syntax errors go to the pure-Python composer, whose messages the loader reports."""
     assert _compose_fast("a: [1, 2\nb: 3\n") is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "Solve $$ {{ system }} $$ for $x$.",
+        "{{A}} and {{  B_2 }} and {{ A }}",
+        "no placeholder at all, $\\frac{1}{2}$ and {x}",
+        "{{ A | latex }} uses a filter",
+        "{% if n > 2 %}{{ n }}{% endif %}",
+        "{{ range }}",
+        "stray }} here {{ x }}",
+        "{{ x + 1 }}",
+    ],
+)
+def test_simple_placeholders_match_jinja(source: str) -> None:
+    """The regular-expression shortcut agrees with Jinja's own analysis, or declines."""
+    from jinja2 import meta
+
+    from quizapp.bank.template import _ENV, _simple_placeholders, placeholders
+
+    expected = set(meta.find_undeclared_variables(_ENV.parse(source))) - set(_ENV.globals)
+    fast = _simple_placeholders(source)
+    assert fast is None or fast == expected
+    assert placeholders(source) == expected
