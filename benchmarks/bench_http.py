@@ -87,7 +87,8 @@ def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, 
     from werkzeug.security import generate_password_hash
 
     from quizapp import services
-    from quizapp.models import User, db, username_key
+    from quizapp.bank import derive_seed
+    from quizapp.models import User, Variant, db, username_key
 
     env = make_instance(root / "instance", _bank(root), root / "bench.sqlite")
     app = app_for(env)
@@ -108,8 +109,22 @@ def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, 
         db.session.add_all(users)
         db.session.commit()
         exercise = services.get_exercise(db.session, "bench/system")
+        version_id = exercise.current_version.id
+        # Variant 1 of every student, as get_or_create_variant creates it (one bulk insert).
+        db.session.add_all(
+            [
+                Variant(
+                    user_id=user.id,
+                    exercise_id=exercise.id,
+                    variant_number=1,
+                    seed=derive_seed(env["QUIZAPP_SEED_SECRET"], user.id, exercise.id, 1),
+                    version_id=version_id,
+                )  # fmt: skip
+                for user in users
+            ]
+        )
+        db.session.commit()
         for user in users:
-            services.get_or_create_variant(db.session, user, exercise, env["QUIZAPP_SEED_SECRET"])
             pairs.append(session_cookie(app, user, USER_AGENT))
         db.engine.dispose()
     return env, pairs
