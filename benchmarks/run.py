@@ -36,7 +36,7 @@ def _row(r: Result) -> tuple[str, ...]:
         target = ("< " if r.lower_is_better else ">= ") + fmt(r.target, r.unit)
     met = {True: "yes", False: "NO", None: "-"}[r.met]
     base = f"{fmt(r.baseline, r.unit)} ({r.baseline_name})" if r.baseline is not None else "-"
-    ratio = f"{r.ratio:.1f}x" if r.ratio is not None else "-"
+    ratio = "-" if r.ratio is None else (f"{r.ratio:.1f}x" if r.ratio >= 1 else f"{r.ratio:.3f}x")
     return (r.figure, target, fmt(r.measured, r.unit), base, ratio, met)
 
 
