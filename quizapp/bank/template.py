@@ -323,9 +323,27 @@ def compile_template(source: str) -> jinja2.Template:
         raise TemplateError(f"template syntax error: {exc.message}", exc.lineno) from None
 
 
+#: A template whose only Jinja syntax is ``{{ name }}``: its placeholders are read by a regular
+#: expression, without Jinja's parser and code generator (~2 ms per template).
+_SIMPLE_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _simple_placeholders(source: str) -> set[str] | None:
+    """``placeholders(source)`` when the only Jinja syntax is ``{{ name }}``, else None."""
+    if "{%" in source or "{#" in source:
+        return None
+    rest = _SIMPLE_PLACEHOLDER.sub("", source)
+    if "{{" in rest or "}}" in rest:
+        return None  # expressions, filters, or stray delimiters: Jinja decides
+    return {m[1] for m in _SIMPLE_PLACEHOLDER.finditer(source)} - set(_ENV.globals)
+
+
 def placeholders(source: str) -> set[str]:
     """The names a template reads (``{{ A }}``, ``{% if n > 2 %}``...) that it does not define
     itself.  Raises ``TemplateError`` for syntax errors."""
+    simple = _simple_placeholders(source)
+    if simple is not None:
+        return simple
     try:
         return set(meta.find_undeclared_variables(_ENV.parse(source))) - set(_ENV.globals)
     except jinja2.TemplateSyntaxError as exc:

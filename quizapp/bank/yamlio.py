@@ -247,6 +247,38 @@ def read_text(path: Path, file: str) -> str:
         ) from None
 
 
+#: libyaml's composer (PyYAML's C extension, same node graph and marks, ~10x faster) when built.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _compose_fast(text: str) -> list[Any] | None:
+    """The documents' node graphs composed by libyaml, or None when libyaml is absent or the text
+    does not compose (the pure-Python composer then runs, so error messages stay the same)."""
+    if _FAST_LOADER is None:
+        return None
+    try:
+        docs = list(yaml.compose_all(text, Loader=_FAST_LOADER))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    # libyaml marks a plain scalar's style "" where the pure-Python composer gives None.
+    stack, seen = list(docs), set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if node.style == "":
+                node.style = None
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+    return docs
+
+
 def parse_yaml(text: str, file: str) -> tuple[Any, Located]:
     """Parse one YAML document safely.
 
@@ -274,7 +306,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Located]:
     ):
         raise BankError(file, None, None, "the file is empty (expected a YAML mapping of fields)")
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        docs = _compose_fast(text)
+        if docs is None:
+            docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(text, file, exc) from None
     except yaml.YAMLError as exc:  # pragma: no cover - PyYAML marks all its parse errors

@@ -602,6 +602,35 @@ def _too_long(text: str) -> InvalidAnswer:
     )
 
 
+#: A plain number or a fraction of two plain numbers ("-7/4", "0.5", "1e-3/2"): the cells students
+#: type most.  Read without the tokenizer and parser, with the same result (see _fast_number).
+_FAST_NUMBER = re.compile(r"([+-]?" + _NUMBER.pattern + r")(?:/(" + _NUMBER.pattern + r"))?")
+
+
+def _fast_number(text: str) -> float | None:
+    """``parse_number(text)`` for the common plain number or ``a/b`` fraction, or None.
+
+    Gives the parser's result bit for bit: the parser reads ``-a/b`` as ``(-a)/b``, and IEEE
+    division is sign-symmetric.  Returns None (the full path decides, with its messages) for
+    anything else, for a zero denominator and for values that are not finite.
+    """
+    if len(text) > MAX_CELL_CHARS:
+        return None
+    m = _FAST_NUMBER.fullmatch(text.strip())
+    if m is None:
+        return None
+    value = float(m[1])
+    if not math.isfinite(value):
+        return None
+    if m[2] is None:
+        return value
+    den = float(m[2])
+    if den == 0 or not math.isfinite(den):
+        return None
+    value /= den
+    return value if math.isfinite(value) else None
+
+
 def parse_number(text: str) -> float:
     """Read one number (one cell, or a scalar answer) and return it as a float.
 
@@ -614,6 +643,9 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise InvalidAnswer("The answer must be text.")
+    fast = _fast_number(text)
+    if fast is not None:
+        return fast
     if len(text) > MAX_ANSWER_CHARS:  # a hard cap before any work, even stripping
         raise InvalidAnswer(
             f"The answer is too long ({len(text):,} characters; at most {MAX_ANSWER_CHARS:,})."
@@ -654,15 +686,19 @@ def _where(ndim: int, r: int, c: int) -> tuple[str, int | None, int | None]:
     return f"row {r}, column {c}", r, c
 
 
+_DIGIT_COMMA_DIGIT = re.compile(r"[0-9],[0-9]")
+_SPACED_DIGITS = re.compile(r"[0-9.]\s+[0-9.]")
+_ENDS_DIGIT = re.compile(r"[0-9.]\Z")
+_EXP_START = re.compile(r"[eE][+-]?[0-9]")
+
+
 def _split_row(line: str) -> list[str]:
     """Split one row into cell strings (rules in the module docstring)."""
     if "\t" in line:
         return [cell.strip() for cell in line.split("\t")]
     if "," in line:
         cells = [cell.strip() for cell in _split_top_level(line, ",")]
-        if re.search(r"[0-9],[0-9]", line) and any(
-            re.search(r"[0-9.]\s+[0-9.]", cell) for cell in cells
-        ):
+        if _DIGIT_COMMA_DIGIT.search(line) and any(_SPACED_DIGITS.search(cell) for cell in cells):
             raise InvalidAnswer(
                 "Use a point for decimals (1.5, not 1,5), and separate entries with spaces or "
                 "with ', '."
@@ -681,11 +717,12 @@ def _split_row(line: str) -> list[str]:
         else:
             cells.append(current)
             current = part
-        depth += part.count("(") + part.count("{") - part.count(")") - part.count("}")
+        if "(" in part or "{" in part or ")" in part or "}" in part:
+            depth += part.count("(") + part.count("{") - part.count(")") - part.count("}")
     cells.append(current)
     for before, after in zip(cells, cells[1:], strict=False):
         # "1 e10", "1.5 E-3": a space inside scientific notation, not two entries.
-        if re.search(r"[0-9.]\Z", before) and re.match(r"[eE][+-]?[0-9]", after):
+        if after[:1] in ("e", "E") and _ENDS_DIGIT.search(before) and _EXP_START.match(after):
             raise InvalidAnswer(
                 f"'{before} {after}' is not a number: write scientific notation without spaces, "
                 f"as {before}{after}."
@@ -981,6 +1018,10 @@ def evaluate_cells(cells: Cells, *, allow_blank: bool = False) -> np.ndarray:
     values = np.empty((len(cells.rows), len(cells.rows[0])), dtype=float)
     for r, row in enumerate(cells.rows, start=1):
         for c, cell in enumerate(row, start=1):
+            fast = _fast_number(cell)
+            if fast is not None:  # the common case: no message to prepare
+                values[r - 1, c - 1] = fast
+                continue
             where, rr, cc = _where(cells.ndim, r, c)
             if not cell.strip():
                 if allow_blank:

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp import services
-from quizapp.instructor._scope import all_students, get_quiz, live_exercises
+from quizapp.instructor._scope import get_quiz, live_exercises
 from quizapp.instructor.course import CourseConfig
 from quizapp.models import (
     Exercise,
@@ -23,7 +23,7 @@ from quizapp.models import (
 from quizapp.models_instructor import Excusal
 
 
-@dataclass
+@dataclass(slots=True)
 class GradebookCell:
     """One student x exercise cell: ``points`` (None: never attempted), or excused."""
 
@@ -32,7 +32,7 @@ class GradebookCell:
     score: float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class QuizTotal:
     """A student's points on one quiz, excused exercises left out of ``available``."""
 
@@ -133,42 +133,58 @@ def gradebook(
         q.exercises.append(ex)
         q.points += float(ex.points)
     ids = [e.id for e in exercises]
-    progress: dict[tuple[int, str], Progress] = {}
+    students = session.execute(
+        select(User.id, User.username, User.display_name, User.email)
+        .where(User.role == "student")
+        .order_by(User.username_key, User.id)
+    ).all()
+    student_ids = {row[0] for row in students}
+    wanted = set(ids)
+    # Plain column tuples, not ORM objects (a class of 10,000 x 40 is 400,000 progress rows), and
+    # for the whole course one sequential scan filtered here rather than 40 index range lookups.
+    attempted: dict[tuple[int, str], tuple[float, float]] = {}  # -> (best points, best score)
+    stmt = select(
+        Progress.user_id,
+        Progress.exercise_id,
+        Progress.best_points,
+        Progress.best_score,
+        Progress.attempts_used,
+    )
+    if quiz_id is not None:
+        stmt = stmt.where(Progress.exercise_id.in_(ids))
     if ids:
-        for p in session.scalars(
-            select(Progress)
-            .join(User, User.id == Progress.user_id)
-            .where(User.role == "student", Progress.exercise_id.in_(ids))
-        ):
-            progress[(p.user_id, p.exercise_id)] = p
+        for user_id, exercise_id, best_points, best_score, used in session.execute(stmt):
+            if used and exercise_id in wanted and user_id in student_ids:
+                attempted[(user_id, exercise_id)] = (float(best_points), float(best_score))
     excused = {
-        (e.user_id, e.exercise_id)
-        for e in session.scalars(select(Excusal).where(Excusal.exercise_id.in_(ids)))
+        (user_id, exercise_id)
+        for user_id, exercise_id in session.execute(
+            select(Excusal.user_id, Excusal.exercise_id).where(Excusal.exercise_id.in_(ids))
+        )
     }
+    columns = [(e.id, e.quiz_id, float(e.points)) for e in exercises]
     rows = []
-    for user in all_students(session):
+    for user_id, username, display_name, email in students:
         cells: dict[str, GradebookCell] = {}
         totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
-        for ex in exercises:
-            p = progress.get((user.id, ex.id))
-            attempted = p is not None and (p.attempts_used or 0) > 0
-            points = float(p.best_points) if attempted and p is not None else None
-            score = float(p.best_score) if attempted and p is not None else None
-            if (user.id, ex.id) in excused:
-                cells[ex.id] = GradebookCell(points, excused=True, score=score)
+        for ex_id, ex_quiz, ex_points in columns:
+            points, score = attempted.get((user_id, ex_id), (None, None))
+            if excused and (user_id, ex_id) in excused:
+                cells[ex_id] = GradebookCell(points, excused=True, score=score)
                 continue
-            cells[ex.id] = GradebookCell(points, score=score)
-            totals[ex.quiz_id].earned += points or 0.0
-            totals[ex.quiz_id].available += float(ex.points)
+            cells[ex_id] = GradebookCell(points, score=score)
+            total = totals[ex_quiz]
+            total.earned += points or 0.0
+            total.available += ex_points
         for t in totals.values():
             t.earned = round(t.earned, 6)
             t.available = round(t.available, 6)
         rows.append(
             GradebookRow(
-                user_id=user.id,
-                username=user.username,
-                display_name=user.display_name or "",
-                email=user.email or "",
+                user_id=user_id,
+                username=username,
+                display_name=display_name or "",
+                email=email or "",
                 cells=cells,
                 quiz_totals=totals,
                 course_percent=course_percent(totals, config),

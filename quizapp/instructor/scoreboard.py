@@ -73,13 +73,18 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
     ]
     if quiz_id is not None:
         in_scope.append(Exercise.quiz_id == quiz_id)
-    rows = (
+    # Aggregate the progress rows per student first (one pass over progress in user order), then
+    # join the students: joining students to the raw rows made SQLite build an automatic index over
+    # all progress rows on every call.
+    per_user = (
         select(
-            Progress.user_id,
-            Progress.best_points,
-            Progress.solved_at,
-            Progress.attempts_used,
-            Progress.best_reached_at,
+            Progress.user_id.label("user_id"),
+            func.sum(Progress.best_points).label("points_sum"),
+            func.count(Progress.solved_at).label("solved"),
+            func.sum(Progress.attempts_used).label("attempts"),
+            func.max(case((Progress.best_points > 0, Progress.best_reached_at), else_=None)).label(
+                "reached_at"
+            ),
         )
         .join(Exercise, Exercise.id == Progress.exercise_id)
         .join(Quiz, Quiz.id == Exercise.quiz_id)
@@ -88,12 +93,12 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
             and_(Excusal.user_id == Progress.user_id, Excusal.exercise_id == Progress.exercise_id),
         )
         .where(*in_scope)
+        .group_by(Progress.user_id)
         .subquery("p")
     )
     # Rounded to 6 decimals so that float sums in a different order still tie; NUMERIC because
     # PostgreSQL has round(numeric, int) only.
-    points = func.round(cast(func.coalesce(func.sum(rows.c.best_points), 0.0), Numeric(24, 8)), 6)
-    reached = func.max(case((rows.c.best_points > 0, rows.c.best_reached_at), else_=None))
+    points = func.round(cast(func.coalesce(per_user.c.points_sum, 0.0), Numeric(24, 8)), 6)
     agg = (
         select(
             User.id.label("user_id"),
@@ -101,14 +106,13 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
             User.username_key.label("username_key"),
             User.display_name.label("display_name"),
             points.label("points"),
-            func.count(rows.c.solved_at).label("solved"),
-            func.coalesce(func.sum(rows.c.attempts_used), 0).label("attempts"),
-            reached.label("reached_at"),
+            func.coalesce(per_user.c.solved, 0).label("solved"),
+            func.coalesce(per_user.c.attempts, 0).label("attempts"),
+            per_user.c.reached_at.label("reached_at"),
         )
         .select_from(User)
-        .outerjoin(rows, rows.c.user_id == User.id)
+        .outerjoin(per_user, per_user.c.user_id == User.id)
         .where(User.role == "student")
-        .group_by(User.id, User.username, User.username_key, User.display_name)
         .subquery("agg")
     )
     rank = func.row_number().over(

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from quizapp.bank.types import Kind
 
 _REGISTRY: dict[str, Kind] = {}
 _loaded = False
+#: Held while the kind modules are imported: a gthread worker's threads may all ask for a kind at
+#: once on the first requests, and none may see a half-filled registry.
+_load_lock = threading.RLock()
 
 
 def register_kind(cls: type[Kind]) -> type[Kind]:
@@ -30,9 +34,12 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    with _load_lock:
+        if _loaded:
+            return
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
 
 
 def all_kinds() -> dict[str, Kind]:

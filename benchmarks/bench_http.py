@@ -1,0 +1,214 @@
+"""Figure 3: the submit endpoint under load vs a bare Flask route, on gunicorn + SQLite.
+
+What is measured: ``POST /exercises/bench/system`` (the form the browser posts: session cookie,
+CSRF token, ``via=text``, ``answer=(x, y)``) on gunicorn with 2 gthread workers x 4 threads (the
+settings of ``quizapp serve``), SQLite in WAL mode on the local disk, wrk on loopback with 16
+connections.  Every request does the full path: load the signed-in user, check CSRF, find the
+student's variant, regenerate it (cached per process), grade the answer, store the submission and
+update the progress row in one ``BEGIN IMMEDIATE`` transaction, and render the exercise page with
+the verdict.  To keep it so, the benchmark instance lifts the rate limits (``QUIZAPP_RATELIMIT=0``),
+the exercise allows 100 attempts, every answer is different (never an "identical resubmission")
+and wrong (never "solved"), and requests rotate over many students (each gets a few submissions,
+as in class, so the page's submission history stays short).  Afterwards the number of stored
+submissions must equal the number of requests wrk completed.
+
+Baseline: ``GET /bench/ok`` of ``benchmarks/bench_app.py`` (a route returning "ok", on the same app,
+server and settings).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from benchmarks.common import (
+    REPO,
+    WRK_DONE,
+    Gunicorn,
+    Result,
+    app_for,
+    make_instance,
+    session_cookie,
+    wrk,
+)
+
+USER_AGENT = "quizapp-benchmark"
+TARGET_SHARE = 0.40
+TARGET_P99_MS = 50.0
+CONNECTIONS = 16
+THREADS = 2
+
+SUBMIT_LUA = """
+local users = {%(users)s}
+local counter = 0
+function init(args)
+  nthreads = tonumber(args[1])
+end
+function request()
+  counter = counter + 1
+  local i = ((counter - 1) * nthreads + tid) %% #users + 1
+  local u = users[i]
+  local body = "csrf_token=" .. u[2] .. "&via=text&answer=%%28" .. (1000 + counter) ..
+               "%%2C+" .. (tid + 7) .. "%%29"
+  return wrk.format("POST", "/exercises/bench/system", {
+    ["Cookie"] = "session=" .. u[1],
+    ["Content-Type"] = "application/x-www-form-urlencoded",
+    ["User-Agent"] = "%(ua)s",
+  }, body)
+end
+local next_tid = 0
+function setup(thread)
+  thread:set("tid", next_tid)
+  next_tid = next_tid + 1
+end
+"""
+
+BARE_LUA = """
+wrk.method = "GET"
+wrk.path = "/bench/ok"
+wrk.headers["User-Agent"] = "%(ua)s"
+"""
+
+
+def _bank(root: Path) -> Path:
+    quiz = root / "exercises" / "bench"
+    quiz.mkdir(parents=True)
+    (quiz / "quiz.yaml").write_text("title: Benchmark\norder: 1\n")
+    source = (REPO / "exercises/01-linear-systems/06-two-by-two.yaml").read_text()
+    source = source.replace("attempts: 3", "attempts: 100")
+    assert "attempts: 100" in source
+    (quiz / "system.yaml").write_text(source)
+    return root / "exercises"
+
+
+def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A fresh instance with ``n_users`` students, each with variant 1 of bench/system created,
+    and their (session cookie, CSRF token) pairs."""
+    from werkzeug.security import generate_password_hash
+
+    from quizapp import services
+    from quizapp.bank import derive_seed
+    from quizapp.models import User, Variant, db, username_key
+
+    env = make_instance(root / "instance", _bank(root), root / "bench.sqlite")
+    app = app_for(env)
+    pairs = []
+    with app.app_context():
+        report = services.sync_folder(db.session, Path(env["QUIZAPP_EXERCISES"]))
+        assert report.ok, report.summary()
+        hashed = generate_password_hash("benchmark-password", method="scrypt")
+        users = [
+            User(
+                username=f"s{i:05d}",
+                username_key=username_key(f"s{i:05d}"),
+                password_hash=hashed,
+                role="student",
+            )  # fmt: skip
+            for i in range(n_users)
+        ]
+        db.session.add_all(users)
+        db.session.commit()
+        exercise = services.get_exercise(db.session, "bench/system")
+        version_id = exercise.current_version.id
+        # Variant 1 of every student, as get_or_create_variant creates it (one bulk insert).
+        db.session.add_all(
+            [
+                Variant(
+                    user_id=user.id,
+                    exercise_id=exercise.id,
+                    variant_number=1,
+                    seed=derive_seed(env["QUIZAPP_SEED_SECRET"], user.id, exercise.id, 1),
+                    version_id=version_id,
+                )  # fmt: skip
+                for user in users
+            ]
+        )
+        db.session.commit()
+        for user in users:
+            pairs.append(session_cookie(app, user, USER_AGENT))
+        db.engine.dispose()
+    return env, pairs
+
+
+def _stored(env: dict[str, str]) -> int:
+    import sqlite3
+
+    path = env["DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(path) as con:
+        return int(con.execute("SELECT count(*) FROM submissions WHERE used_attempt").fetchone()[0])
+
+
+def run(quick: bool = False) -> list[Result]:
+    seconds = 2 if quick else 12
+    n_users = 64 if quick else 1024
+    with tempfile.TemporaryDirectory(prefix="quizapp-bench-http-") as tmp:
+        root = Path(tmp)
+        env, pairs = _prepare(root, n_users)
+        users = ", ".join(f'{{"{c}", "{t}"}}' for c, t in pairs)
+        submit_lua = root / "submit.lua"
+        submit_lua.write_text(SUBMIT_LUA % {"users": users, "ua": USER_AGENT} + WRK_DONE)
+        bare_lua = root / "bare.lua"
+        bare_lua.write_text(BARE_LUA % {"ua": USER_AGENT} + WRK_DONE)
+        server = Gunicorn(env)
+        try:
+            kw = {"threads": THREADS, "connections": CONNECTIONS, "args": [str(THREADS)]}
+            wrk(server.url, bare_lua, seconds=1, **kw)  # warm-up
+            server.drain()
+            bare = wrk(server.url, bare_lua, seconds=seconds, **kw)
+            server.drain()
+            warm = wrk(server.url, submit_lua, seconds=1, **kw)
+            server.drain()
+            submit = wrk(server.url, submit_lua, seconds=seconds, **kw)
+            server.drain()
+        finally:
+            server.stop()
+        stored = _stored(env)
+    expected = warm["requests"] + submit["requests"]
+    errors = sum(submit[k] for k in ("status_errors", "read_errors", "write_errors", "timeouts"))
+    assert errors == 0, f"submit run had errors: {submit}"
+    # wrk may count a request whose response it never read at the end: allow that many.
+    assert expected - CONNECTIONS * 2 <= stored <= expected + CONNECTIONS * 2, (stored, expected)
+    setting = f"gunicorn 2 gthread workers x 4 threads, wrk -t{THREADS} -c{CONNECTIONS} {seconds}s"
+    return [
+        Result(
+            "3 http",
+            "submit throughput (share of bare route)",
+            "req/s",
+            submit["rps"],
+            None,
+            lower_is_better=False,
+            baseline=bare["rps"],
+            baseline_name="GET /bench/ok",
+            note=f"{setting}; {submit['requests']} submissions stored (checked: {stored} rows "
+            f"incl. warm-up), {n_users} students",
+            extra={"submit": submit, "bare": bare},
+        ),
+        Result(
+            "3 http",
+            "submit share of bare-route throughput",
+            "%",
+            100 * submit["rps"] / bare["rps"],
+            100 * TARGET_SHARE,
+            lower_is_better=False,
+            note=f"bare route {bare['rps']:.0f} req/s, p50 {bare['p50_us'] / 1e3:.1f} ms, "
+            f"p99 {bare['p99_us'] / 1e3:.1f} ms",
+        ),
+        Result(
+            "3 http",
+            "submit latency p50",
+            "ms",
+            submit["p50_us"] / 1e3,
+            None,
+            baseline=bare["p50_us"] / 1e3,
+            baseline_name="GET /bench/ok p50",
+        ),
+        Result(
+            "3 http",
+            "submit latency p99",
+            "ms",
+            submit["p99_us"] / 1e3,
+            TARGET_P99_MS,
+            baseline=bare["p99_us"] / 1e3,
+            baseline_name="GET /bench/ok p99",
+        ),
+    ]
