@@ -860,8 +860,14 @@ def submit(
     seed_secret: str | bytes,
     source: str = "web",
     now: datetime | None = None,
+    variant: Variant | None = None,
 ) -> SubmitResult:
     """Grade ``answer`` on the student's current variant of ``exercise_id`` and store it.
+
+    ``variant``: the student's current variant when the caller already loaded it (the web route
+    does, to read the posted form), saving its lookup; it is re-read and checked under the write
+    lock like any other.  The objects of the result stay loaded after the commit (not expired), so
+    the page that shows them issues no further queries for them.
 
     ``answer`` is the text as typed or a grid (list of rows of cell strings).  In ONE transaction
     (serialized per database on SQLite, per progress row on PostgreSQL): the ``Submission`` is
@@ -887,7 +893,8 @@ def submit(
                 f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
             )
     # The variant the student was shown (created if this is the first contact, e.g. the API).
-    variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
+    if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
+        variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
     bank_variant = generate_variant(variant)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()
@@ -988,7 +995,13 @@ def submit(
             progress.solved_at = now
     if finished and variant.finished_at is None:
         variant.finished_at = now
-    session.commit()
+    real = session() if isinstance(session, scoped_session) else session
+    keep = real.expire_on_commit
+    real.expire_on_commit = False  # the rows are what was just written: no reload for the page
+    try:
+        session.commit()
+    finally:
+        real.expire_on_commit = keep
     return SubmitResult(
         submission=row,
         variant=variant,

@@ -80,13 +80,26 @@ def render_exercise(
     error: str | None = None,
     status: int = 200,
 ) -> tuple[str, int]:
-    """Render the exercise page for the signed-in student (their current variant)."""
+    """Render the exercise page for the signed-in student (their current variant).
+
+    After a submit, the variant is ``result.variant`` (already loaded); its state is computed from
+    its submissions, which the page lists anyway (same figures as ``services.variant_state``).
+    """
     user = _user()
-    secret = current_app.config["QUIZAPP_SEED_SECRET"]
-    variant = services.get_or_create_variant(db.session, user, exercise, secret)
+    if result is not None:
+        variant = result.variant
+    else:
+        secret = current_app.config["QUIZAPP_SEED_SECRET"]
+        variant = services.get_or_create_variant(db.session, user, exercise, secret)
     bank_variant = services.generate_variant(variant)
-    state = services.variant_state(db.session, variant)
     submissions = services.variant_submissions(db.session, variant)
+    graded = [s for s in submissions if s.used_attempt]
+    state = services.VariantState(
+        attempts=int(exercise.attempts),
+        attempts_used=len(graded),
+        solved=any(s.status == "correct" for s in graded),
+        best_score=max((float(s.score) for s in graded), default=0.0),
+    )
     current: Submission | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
@@ -146,7 +159,13 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         )
     try:
         result = services.submit(
-            db.session, _user(), exercise.id, posted, seed_secret=secret, source="web"
+            db.session,
+            _user(),
+            exercise.id,
+            posted,
+            seed_secret=secret,
+            source="web",
+            variant=variant,
         )
     except services.BadRequest as err:
         return render_exercise(exercise, posted=None, error=err.message, status=400)
