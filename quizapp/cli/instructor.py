@@ -51,17 +51,30 @@ def export_grades(quiz_id: str | None, output: str) -> None:
         except inst.CourseConfigError as err:
             raise click.ClickException(str(err)) from None
         try:
-            gb = inst.gradebook(db.session, quiz_id=quiz_id, config=config)
+            lines = inst.iter_gradebook_csv(db.session, quiz_id=quiz_id, config=config)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
         known = [q.id for q in inst.live_quizzes(db.session)]
         for warning in inst.course_config_warnings(config, known):
             click.echo(f"warning: {warning}", err=True)
-        _write(output, inst.gradebook_csv(gb))
+        n_exercises = len(inst.live_exercises(db.session, quiz_id))
+        # Streamed one student at a time: memory stays flat whatever the class size.
+        if output == "-":
+            n_lines = 0
+            for line in lines:
+                click.echo(line, nl=False)
+                n_lines += 1
+        else:
+            with Path(output).open("w", encoding="utf-8", newline="") as fh:
+                n_lines = 0
+                for line in lines:
+                    fh.write(line)
+                    n_lines += 1
     if output != "-":
+        weighted_by = "points" if config.weights is None else "course.yaml"
         click.echo(
-            f"Wrote {output}: {len(gb.rows)} students, {len(gb.exercises)} exercises "
-            f"(course total weighted by {gb.weighted_by}).",
+            f"Wrote {output}: {n_lines - 1} students, {n_exercises} exercises "
+            f"(course total weighted by {weighted_by}).",
             err=True,
         )
 

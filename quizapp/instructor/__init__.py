@@ -45,6 +45,7 @@ from quizapp.instructor.gradebook import (
     gradebook,
     gradebook_csv,
     gradebook_table,
+    iter_gradebook_csv,
     unexcuse,
     write_csv,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "gradebook",
     "gradebook_csv",
     "gradebook_table",
+    "iter_gradebook_csv",
     "import_roster",
     "live_exercises",
     "live_quizzes",

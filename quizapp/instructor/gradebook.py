@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from sqlalchemy import select
@@ -111,6 +112,54 @@ def course_percent(
     return 100.0 * num / den if den > 0 else None
 
 
+def _student_row(
+    student: tuple[int, str, str | None, str | None],
+    attempted: Mapping[str, tuple[float, float]],
+    columns: Sequence[tuple[str, str, float]],
+    quizzes: Mapping[str, GradebookQuiz],
+    excused: set[tuple[int, str]],
+    config: CourseConfig,
+) -> GradebookRow:
+    """One student's gradebook row from their attempted cells (exercise id -> (best points, best
+    score)); ``columns`` are (exercise id, quiz id, points) of the live exercises, in order."""
+    user_id, username, display_name, email = student
+    cells: dict[str, GradebookCell] = {}
+    totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
+    for ex_id, ex_quiz, ex_points in columns:
+        points, score = attempted.get(ex_id, (None, None))
+        if excused and (user_id, ex_id) in excused:
+            cells[ex_id] = GradebookCell(points, excused=True, score=score)
+            continue
+        cells[ex_id] = GradebookCell(points, score=score)
+        total = totals[ex_quiz]
+        total.earned += points or 0.0
+        total.available += ex_points
+    for t in totals.values():
+        t.earned = round(t.earned, 6)
+        t.available = round(t.available, 6)
+    return GradebookRow(
+        user_id=user_id,
+        username=username,
+        display_name=display_name or "",
+        email=email or "",
+        cells=cells,
+        quiz_totals=totals,
+        course_percent=course_percent(totals, config),
+    )
+
+
+def _quiz_groups(exercises: Sequence[Exercise], config: CourseConfig) -> dict[str, GradebookQuiz]:
+    quizzes: dict[str, GradebookQuiz] = {}
+    for ex in exercises:
+        q = quizzes.get(ex.quiz_id)
+        if q is None:
+            weight = None if config.weights is None else config.weight_of(ex.quiz_id, 0)
+            q = quizzes[ex.quiz_id] = GradebookQuiz(ex.quiz_id, ex.quiz.title, [], 0.0, weight)
+        q.exercises.append(ex)
+        q.points += float(ex.points)
+    return quizzes
+
+
 def gradebook(
     session: Session, *, quiz_id: str | None = None, config: CourseConfig | None = None
 ) -> Gradebook:
@@ -124,14 +173,7 @@ def gradebook(
     if quiz_id is not None:
         get_quiz(session, quiz_id)
     exercises = live_exercises(session, quiz_id)
-    quizzes: dict[str, GradebookQuiz] = {}
-    for ex in exercises:
-        q = quizzes.get(ex.quiz_id)
-        if q is None:
-            weight = None if config.weights is None else config.weight_of(ex.quiz_id, 0)
-            q = quizzes[ex.quiz_id] = GradebookQuiz(ex.quiz_id, ex.quiz.title, [], 0.0, weight)
-        q.exercises.append(ex)
-        q.points += float(ex.points)
+    quizzes = _quiz_groups(exercises, config)
     ids = [e.id for e in exercises]
     students = session.execute(
         select(User.id, User.username, User.display_name, User.email)
@@ -165,29 +207,12 @@ def gradebook(
     columns = [(e.id, e.quiz_id, float(e.points)) for e in exercises]
     rows = []
     for user_id, username, display_name, email in students:
-        cells: dict[str, GradebookCell] = {}
-        totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
-        for ex_id, ex_quiz, ex_points in columns:
-            points, score = attempted.get((user_id, ex_id), (None, None))
-            if excused and (user_id, ex_id) in excused:
-                cells[ex_id] = GradebookCell(points, excused=True, score=score)
-                continue
-            cells[ex_id] = GradebookCell(points, score=score)
-            total = totals[ex_quiz]
-            total.earned += points or 0.0
-            total.available += ex_points
-        for t in totals.values():
-            t.earned = round(t.earned, 6)
-            t.available = round(t.available, 6)
+        mine = {
+            ex_id: attempted[(user_id, ex_id)] for ex_id in ids if (user_id, ex_id) in attempted
+        }
         rows.append(
-            GradebookRow(
-                user_id=user_id,
-                username=username,
-                display_name=display_name or "",
-                email=email or "",
-                cells=cells,
-                quiz_totals=totals,
-                course_percent=course_percent(totals, config),
+            _student_row(
+                (user_id, username, display_name, email), mine, columns, quizzes, excused, config
             )
         )
     return Gradebook(
@@ -242,26 +267,35 @@ def gradebook_table(gb: Gradebook) -> list[list[Any]]:
     one per quiz (``<quiz id> total (<points>)``: earned points), ``<quiz id> %``, then
     ``course total %`` (weighted, see :func:`course_percent`).
     """
+    table = [_header(gb.quizzes)]
+    table.extend(_table_row(gb.quizzes, row) for row in gb.rows)
+    return table
+
+
+def _header(quizzes: Sequence[GradebookQuiz]) -> list[Any]:
     header: list[Any] = ["username", "display_name", "email"]
-    for ex in gb.exercises:
-        header.append(f"{ex.id} ({fmt_points(ex.points)})")
-    for q in gb.quizzes:
+    for q in quizzes:
+        for ex in q.exercises:
+            header.append(f"{ex.id} ({fmt_points(ex.points)})")
+    for q in quizzes:
         header.append(f"{q.id} total ({fmt_points(q.points)})")
         header.append(f"{q.id} %")
     header.append("course total %")
-    table = [header]
-    for row in gb.rows:
-        out: list[Any] = [row.username, row.display_name, row.email]
-        for ex in gb.exercises:
+    return header
+
+
+def _table_row(quizzes: Sequence[GradebookQuiz], row: GradebookRow) -> list[Any]:
+    out: list[Any] = [row.username, row.display_name, row.email]
+    for q in quizzes:
+        for ex in q.exercises:
             cell = row.cells[ex.id]
             out.append(EXCUSED if cell.excused else cell.points)
-        for q in gb.quizzes:
-            t = row.quiz_totals[q.id]
-            out.append(t.earned)
-            out.append(None if t.percent is None else round(t.percent, 2))
-        out.append(None if row.course_percent is None else round(row.course_percent, 2))
-        table.append(out)
-    return table
+    for q in quizzes:
+        t = row.quiz_totals[q.id]
+        out.append(t.earned)
+        out.append(None if t.percent is None else round(t.percent, 2))
+    out.append(None if row.course_percent is None else round(row.course_percent, 2))
+    return out
 
 
 def write_csv(table: Iterable[Sequence[Any]]) -> str:
@@ -276,6 +310,79 @@ def write_csv(table: Iterable[Sequence[Any]]) -> str:
 def gradebook_csv(gb: Gradebook) -> str:
     """The gradebook as CSV text (see :func:`gradebook_table` for the columns)."""
     return write_csv(gradebook_table(gb))
+
+
+def _csv_line(row: Sequence[Any]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([csv_cell(v) for v in row])
+    return buf.getvalue()
+
+
+def iter_gradebook_csv(
+    session: Session, *, quiz_id: str | None = None, config: CourseConfig | None = None
+) -> Iterator[str]:
+    """The gradebook CSV (same text as ``gradebook_csv(gradebook(...))``) as lines, streamed.
+
+    One ordered query over students LEFT JOIN their progress rows, read in batches
+    (``yield_per``) and grouped per student, so memory holds one student's row at a time
+    whatever the class size.  Raises ``services.NotFound`` for an unknown quiz (before the first
+    line).
+    """
+    config = config or CourseConfig()
+    if quiz_id is not None:
+        get_quiz(session, quiz_id)
+    exercises = live_exercises(session, quiz_id)
+    quizzes = _quiz_groups(exercises, config)
+    ids = [e.id for e in exercises]
+    columns = [(e.id, e.quiz_id, float(e.points)) for e in exercises]
+    groups = list(quizzes.values())
+    excused = {
+        (user_id, exercise_id)
+        for user_id, exercise_id in session.execute(
+            select(Excusal.user_id, Excusal.exercise_id).where(Excusal.exercise_id.in_(ids))
+        )
+    }
+    wanted = set(ids)
+    stmt = (
+        select(
+            User.id,
+            User.username,
+            User.display_name,
+            User.email,
+            Progress.exercise_id,
+            Progress.best_points,
+            Progress.best_score,
+            Progress.attempts_used,
+        )
+        .select_from(User)
+        .outerjoin(Progress, Progress.user_id == User.id)
+        .where(User.role == "student")
+        .order_by(User.username_key, User.id)
+        .execution_options(yield_per=2000)
+    )
+    return _stream_lines(session, stmt, groups, columns, quizzes, excused, wanted, config)
+
+
+def _stream_lines(
+    session: Session,
+    stmt: Any,
+    groups: list[GradebookQuiz],
+    columns: list[tuple[str, str, float]],
+    quizzes: dict[str, GradebookQuiz],
+    excused: set[tuple[int, str]],
+    wanted: set[str],
+    config: CourseConfig,
+) -> Iterator[str]:
+    yield _csv_line(_header(groups))
+    result = session.execute(stmt)
+    for key, rows in groupby(result, key=lambda r: r[:4]):
+        mine = {
+            ex_id: (float(points), float(score))
+            for _, _, _, _, ex_id, points, score, used in rows
+            if ex_id is not None and used and ex_id in wanted
+        }
+        row = _student_row(key, mine, columns, quizzes, excused, config)
+        yield _csv_line(_table_row(groups, row))
 
 
 def excuse(
