@@ -62,6 +62,7 @@ MAX_CELL_CHARS = 200
 
 EXERCISE_ID_RE = re.compile(r"^[a-z0-9_-]+/[a-z0-9_-]+$")
 USERNAME_RE = re.compile(r"^[\w.@+-]+$")
+USERNAME_BAD_START = ("-", "+", "@")
 PASSWORD_MIN = 8
 PASSWORD_MAX = 1024
 
@@ -135,7 +136,8 @@ def validate_username(username: str) -> str:
     """The username stripped and NFC-normalized.
 
     Raises ``BadRequest`` unless it is 1-64 characters that are (after NFKC normalization) letters,
-    digits or ``. @ + - _``.
+    digits or ``. @ + - _``, not starting with ``- + @`` (``USERNAME_BAD_START``: a CSV cell
+    starting with them is a spreadsheet formula, OWASP "CSV Injection").
     """
     if not isinstance(username, str):
         raise BadRequest("The username must be text.")
@@ -147,6 +149,92 @@ def validate_username(username: str) -> str:
     folded = unicodedata.normalize("NFKC", name)
     if not USERNAME_RE.fullmatch(folded) or not folded.isprintable():
         raise BadRequest("A username may contain only letters, digits and . @ + - _ characters.")
+    if folded[0] in USERNAME_BAD_START:
+        # Spreadsheets read a cell starting with these as a formula; gradebook CSVs would have to
+        # neutralize the identifier column, and LMS imports would then not match the account.
+        raise BadRequest(
+            f"A username may not start with {folded[0]!r} (spreadsheets read it as a formula); "
+            "start it with a letter or digit."
+        )
+    return name
+
+
+#: Characters no page or CSV may carry as is: C0 controls other than tab/newline/CR, DEL, C1
+#: controls, and lone UTF-16 surrogates (which cannot be encoded as UTF-8 at all).
+_UNSHOWABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _show_char(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode "Control Pictures": NUL -> U+2400 '␀', ...
+    if code == 0x7F:
+        return "\u2421"  # '␡'
+    return "\ufffd"  # C1 controls and lone surrogates: the replacement character
+
+
+def printable_text(text: str) -> str:
+    """``text`` with every character a page or CSV file cannot show replaced by a visible stand-in.
+
+    C0 controls (except tab, newline, carriage return) become their Unicode Control Picture
+    (NUL -> U+2400 '␀', U+0001 -> U+2401, ...), DEL becomes U+2421, C1 controls and lone
+    surrogates (``"\\ud800"``, valid in JSON but not encodable as UTF-8) become U+FFFD.  Everything
+    else is returned unchanged, so the result always encodes as UTF-8.  Stored answers keep their
+    exact text; this is for output only (Jinja's ``finalize`` and the CSV writers use it).
+    """
+    if not isinstance(text, str) or not _UNSHOWABLE_RE.search(text):
+        return text
+    return _UNSHOWABLE_RE.sub(_show_char, text)
+
+
+#: Bidirectional formatting characters (embeddings, overrides, isolates, marks): in a name they
+#: reorder the text around it on the page (e.g. a right-to-left override spoofs the next column).
+BIDI_CONTROLS = frozenset(
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+DISPLAY_NAME_MAX = 120
+
+
+def name_problem(text: str, what: str) -> str | None:
+    """Why ``text`` cannot be a user's ``what`` (a username or display name), or None if it can.
+
+    Refused: control characters (category Cc, e.g. NUL, which some databases silently truncate
+    at), lone surrogates, bidirectional controls (``BIDI_CONTROLS``) and other invisible format
+    characters (category Cf, e.g. zero-width space), which make one name look like another.
+    """
+    for i, ch in enumerate(text, start=1):
+        cat = unicodedata.category(ch)
+        if ch in BIDI_CONTROLS:
+            return (
+                f"The {what} contains a right-to-left/left-to-right control character "
+                f"(U+{ord(ch):04X}, position {i}); remove it."
+            )
+        if cat in ("Cc", "Cs", "Cf", "Co", "Cn"):
+            kind = {
+                "Cc": "a control character",
+                "Cs": "an invalid character (a lone surrogate)",
+                "Cf": "an invisible formatting character",
+                "Co": "a private-use character",
+                "Cn": "an unassigned character",
+            }[cat]
+            return f"The {what} contains {kind} (U+{ord(ch):04X}, position {i}); remove it."
+    return None
+
+
+def validate_display_name(display_name: Any) -> str:
+    """The display name stripped; raises ``BadRequest`` for one that is not text, longer than
+    ``DISPLAY_NAME_MAX`` characters, or holding a character :func:`name_problem` refuses."""
+    if display_name is None:
+        return ""
+    if not isinstance(display_name, str):
+        raise BadRequest("The display name must be text.")
+    name = display_name.strip()
+    if len(name) > DISPLAY_NAME_MAX:
+        raise BadRequest(f"The display name is too long (at most {DISPLAY_NAME_MAX} characters).")
+    problem = name_problem(name, "display name")
+    if problem:
+        raise BadRequest(problem)
     return name
 
 
@@ -179,7 +267,7 @@ def create_user(
         raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
     if len(password) > PASSWORD_MAX:
         raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
-    display_name = (display_name or "").strip()[:120]
+    display_name = validate_display_name(display_name)
     email = (email or "").strip()[:254] or None
     begin_write(session)
     key = username_key(name)

@@ -22,6 +22,20 @@ CELL_NAME = "cell-{r}-{c}"
 CHOICE_BASE = 1
 
 
+def showable(value: Any) -> Any:
+    """Jinja ``finalize``: a text with its unshowable characters replaced (see
+    ``quizapp.services.printable_text``: lone surrogates -> U+FFFD, NUL -> U+2400 '␀', ...);
+    ``Markup`` stays ``Markup``, other values (and None, printed as Jinja always did) unchanged."""
+    if isinstance(value, str):
+        from quizapp.services import printable_text
+
+        shown = printable_text(value)
+        if shown is not value and isinstance(value, Markup):
+            return Markup(shown)
+        return shown
+    return value
+
+
 def format_number(x: Any) -> str:
     """A number as shown to students: integers without decimals, others to 4 significant digits.
 
