@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -328,11 +328,43 @@ def user_for_token(session: Session, token: str) -> User | None:
     if row is None or row.revoked_at is not None or not row.user.active:
         return None
     now = utcnow()
-    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
-        # Throttled: at most one write per token per minute.
-        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+    user_id, token_id = row.user_id, row.id
+    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > TOKEN_TOUCH_SECONDS:
+        _touch_token(session, token_id, now)
+    return session.get(User, user_id)
+
+
+#: ``ApiToken.last_used_at`` is written at most once per this many seconds per token.
+TOKEN_TOUCH_SECONDS = 60
+
+
+def _touch_token(session: Session, token_id: int, now: datetime) -> None:
+    """Record a token's use, best-effort, in its own short write transaction.
+
+    The caller's read transaction is ended first and the update runs in one begun by
+    :func:`begin_write` (``BEGIN IMMEDIATE`` on SQLite): upgrading the read transaction in place
+    fails at once with "database is locked" when another connection wrote since it began (SQLite
+    returns SQLITE_BUSY without waiting, whatever the busy timeout).  The update is conditional
+    (only an older ``last_used_at`` is replaced), so concurrent requests write it once; if the
+    write still fails (lock timeout), the request goes on: the timestamp is informational.
+    """
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        begin_write(session)
+        cutoff = now - timedelta(seconds=TOKEN_TOUCH_SECONDS)
+        session.execute(
+            update(ApiToken)
+            .where(
+                ApiToken.id == token_id,
+                (ApiToken.last_used_at.is_(None)) | (ApiToken.last_used_at < cutoff),
+            )
+            .values(last_used_at=now)
+        )
         session.commit()
-    return session.get(User, row.user_id)
+    except OperationalError:
+        session.rollback()
+        log.warning("could not record the use of API token %s (database busy)", token_id)
 
 
 def revoke_api_token(session: Session, token: str) -> bool:
