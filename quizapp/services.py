@@ -903,6 +903,52 @@ def normalize_answer(answer: Any) -> str | list[list[str]]:
     raise BadRequest("The answer must be a text or a list of rows of cell texts.")
 
 
+def answer_grid_shape(form: Any) -> tuple[int, int] | None:
+    """(rows, columns) of the input grid the page shows for ``AnswerForm`` ``form``, or None when
+    it shows no grid (a text box, choices, or a matrix whose shape is part of the question).
+
+    Matrices and partly filled matrices with ``show_shape`` use their shape; a vector of length n
+    is a column of n inputs; ``point_on_line`` asks for ``count`` rows of one input per unknown.
+    """
+    if form.type == "point_on_line":
+        unknowns = form.unknowns or ["x", "y"]
+        return (max(1, int(form.count or 1)), len(unknowns))
+    if form.type not in ("vector", "matrix", "partial_matrix") or not form.show_shape:
+        return None
+    shape = tuple(form.shape or ())
+    if form.type == "vector" and len(shape) == 1:
+        return (int(shape[0]), 1)
+    if len(shape) == 2:
+        return (int(shape[0]), int(shape[1]))
+    return None
+
+
+def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
+    """Refuse (``BadRequest``) a grid answer whose shape differs from the grid the form shows.
+
+    When the page shows the shape (``answer_grid_shape`` is not None) a grid of another shape is a
+    client error, not a wrong answer: it uses no attempt and is not stored.  A vector's cells may
+    come as a column (n x 1) or a row (1 x n).  Text answers and forms whose shape is part of the
+    question are not checked here: the grader marks a wrong shape incorrect (grading contract).
+    """
+    shape = answer_grid_shape(form)
+    if shape is None or not isinstance(answer, list):
+        return
+    rows, cols = shape
+    ragged = len({len(row) for row in answer}) != 1
+    posted = None if ragged else (len(answer), len(answer[0]))
+    got = f"{len(answer)} rows of different lengths" if ragged else f"{posted[0]} × {posted[1]}"
+    allowed = {(rows, cols)}
+    if form.type == "vector":
+        allowed.add((cols, rows))
+    if posted not in allowed:
+        want = f"{rows} entries" if form.type == "vector" else f"{rows} × {cols}"
+        raise BadRequest(
+            f"The grid of cells must be {want} (rows × columns) for this exercise; got {got}. "
+            "It used no attempt."
+        )
+
+
 def _canonical(answer: str | list[list[str]]) -> str:
     """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens."""
     if isinstance(answer, str):
@@ -994,7 +1040,8 @@ def submit(
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``.
 
-    Raises ``BadRequest`` (malformed answer), ``NotFound`` (unknown exercise), ``Forbidden``
+    Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
+    shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
     (quiz not open), ``Conflict`` (finished).
     """
     answer = normalize_answer(answer)
@@ -1009,6 +1056,7 @@ def submit(
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
     bank_variant = generate_variant(variant)
+    check_grid_shape(bank_variant.answer_form, answer)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()
     # Grade outside the lock (pure and possibly slow); the variant's version cannot change once it

@@ -218,22 +218,11 @@ class FormView:
 
 
 def grid_shape(form: Any) -> tuple[int, int] | None:
-    """(rows, columns) of the input grid for an ``AnswerForm``, or None when it has no grid.
+    """(rows, columns) of the input grid for an ``AnswerForm``, or None when it has no grid
+    (``quizapp.services.answer_grid_shape``; the API refuses grids of another shape)."""
+    from quizapp.services import answer_grid_shape
 
-    Matrices and partly filled matrices use their shape; a vector of length n is a column of n
-    inputs; ``point_on_line`` asks for ``count`` rows of one input per unknown.
-    """
-    if form.type == "point_on_line":
-        unknowns = form.unknowns or ["x", "y"]
-        return (max(1, int(form.count or 1)), len(unknowns))
-    if form.type not in ("vector", "matrix", "partial_matrix") or not form.show_shape:
-        return None
-    shape = tuple(form.shape or ())
-    if form.type == "vector" and len(shape) == 1:
-        return (int(shape[0]), 1)
-    if len(shape) == 2:
-        return (int(shape[0]), int(shape[1]))
-    return None
+    return answer_grid_shape(form)
 
 
 def _flat_marks(cells: Any, rows: int, cols: int) -> list[list[bool | None]] | None:
