@@ -104,3 +104,31 @@ def test_nul_in_a_posted_cell_is_echoed_visibly_not_raw(tmp_path: Path) -> None:
     )
     text = resp.get_data().decode("utf-8")
     assert "\x00" not in text and "3\u2400" in text
+
+
+def test_invalid_utf8_in_a_form_post_is_refused_not_stored_as_percent_escapes(
+    tmp_path: Path,
+) -> None:
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path)
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
+    body = f"csrf_token={token}&via=text&answer=%FF%FE"
+    resp = client.post(
+        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
+    )
+    assert resp.status_code == 400
+    assert "not valid text (invalid UTF-8)" in resp.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []
+    # Valid UTF-8 percent-escapes still work: "2, 5" with a non-breaking space.
+    ok = client.post(
+        "/exercises/" + DECK,
+        data=f"csrf_token={token}&via=text&answer=2%2C%C2%A05",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert ok.status_code == 200
+    with app.app_context():
+        assert len(db.session.scalars(db.select(Submission)).all()) == 1

@@ -49,6 +49,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     _register_optional_blueprints(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
+    # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
+    app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
     errors.register(app)
     security.register(app)
     _register_template_helpers(app)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
@@ -128,6 +137,32 @@ def render_exercise(
     return render_template("student/exercise.html", **context), status
 
 
+def check_form_encoding() -> None:
+    """``before_request`` hook, run FIRST (before CSRF reads the form): remember in
+    ``g.form_utf8`` whether the URL-encoded form body holds only UTF-8 percent-escapes.
+
+    Werkzeug decodes form values leniently (an invalid byte sequence is kept as its literal
+    ``%FF`` escape), so a student's answer would be stored and graded as text they never typed.
+    Strict decoding of the raw body (``urllib.parse.parse_qsl(..., errors="strict")``) tells.
+    The body is cached, so ``request.form`` parses the same bytes afterwards.  Multipart bodies
+    are not checked (the exercise form is URL-encoded).
+    """
+    from urllib.parse import parse_qsl
+
+    g.form_utf8 = True
+    if request.method != "POST" or request.mimetype != "application/x-www-form-urlencoded":
+        return
+    raw = request.get_data(cache=True)
+    try:
+        parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        g.form_utf8 = False
+
+
+def _form_body_is_utf8() -> bool:
+    return bool(g.get("form_utf8", True))
+
+
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
@@ -139,6 +174,13 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
     bank_variant = services.generate_variant(variant)
+    if not _form_body_is_utf8():
+        return render_exercise(
+            exercise,
+            error="The answer is not valid text (invalid UTF-8); it used no attempt. "
+            "Type it again, or paste it from a plain-text source.",
+            status=400,
+        )
     posted = display.read_posted_answer(bank_variant.answer_form, request.form)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
