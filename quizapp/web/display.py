@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +101,46 @@ def markdown_html(text: str) -> Markup:
     from quizapp.render import render_markdown
 
     return Markup(render_markdown(text or ""))
+
+
+_MATRIX_ENV_RE = re.compile(r"\\begin\{[pbBvV]?matrix\}")
+
+
+def value_in_text(text: str, value: Any) -> bool:
+    """True if a worked-solution step's Markdown ``text`` already shows its ``value``: a vector or
+    matrix as a LaTeX matrix environment (``pmatrix``, ``bmatrix``, ...), a number as the digits
+    :func:`format_number` gives.  The page then does not repeat the value as a block."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        return False
+    if arr.ndim == 0:
+        return (
+            re.search(rf"(?<![\d.]){re.escape(format_number(arr.item()))}(?![\d])", text)
+            is not None
+        )
+    return _MATRIX_ENV_RE.search(text or "") is not None
+
+
+def solution_steps(bank_variant: Any) -> list[dict[str, Any]]:
+    """The worked solution of ``bank_variant`` as the templates show it: per step its title, text
+    (HTML), its value as display math only when the text does not show it already
+    (:func:`value_in_text`), and the heatmap of attention weights where the step asks for one."""
+    steps = []
+    for step in bank_variant.solution:
+        value = getattr(step, "value", None)
+        heat = getattr(step, "heatmap", False) and value is not None
+        show_value = value is not None and not value_in_text(step.text or "", value)
+        steps.append(
+            {
+                "title": step.title,
+                "text": markdown_html(step.text),
+                "value": value_html(value) if show_value else None,
+                "heatmap": heatmap_svg(value, step.row_labels, step.col_labels, title=step.title)
+                if heat
+                else None,
+            }
+        )
+    return steps
 
 
 def _heat_colour(t: float) -> str:
