@@ -276,6 +276,18 @@ def _flat_marks(cells: Any, rows: int, cols: int) -> list[list[bool | None]] | N
     return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
 
 
+def choice_letter(index: int) -> str:
+    """The letter of choice ``index`` (0-based): ``a``, ``b``, ... ``z``, then ``27``, ..."""
+    return "abcdefghijklmnopqrstuvwxyz"[index] if 0 <= index < 26 else str(index + 1)
+
+
+def extra_mistake_messages(verdict: Any, messages: Any) -> list[str]:
+    """The mistake sentences not already part of the verdict's ``message`` (some graders append
+    the first mistake to the message; showing it again below would say it twice)."""
+    message = str((verdict or {}).get("message") or "")
+    return [m for m in (messages or []) if m and str(m) not in message]
+
+
 def build_form_view(
     form: Any,
     *,
@@ -292,7 +304,12 @@ def build_form_view(
             ChoiceView(
                 value=str(i + CHOICE_BASE),
                 id=f"choice-{i}",
-                html=markdown_html(c),
+                # The letter the prompt refers to ("answer with its letter"), as in the bank's
+                # option list: (a), (b), ...
+                html=Markup('<span class="choice-letter">(')
+                + choice_letter(i)
+                + Markup(")</span> ")
+                + markdown_html(c),
                 checked=(text_value.strip() == str(i + CHOICE_BASE)),
             )
             for i, c in enumerate(form.choices or [])

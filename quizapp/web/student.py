@@ -118,6 +118,7 @@ def render_exercise(
         "expected": _expected_view(bank_variant) if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
+        "extra_mistakes": display.extra_mistake_messages,
     }
     return render_template("student/exercise.html", **context), status
 
