@@ -39,3 +39,18 @@ def test_choice_labels_have_letters_and_mistakes_are_said_once(tmp_path: Path) -
     body = html.unescape(resp.get_data(as_text=True))
     assert "incorrect" in body.lower()
     assert body.count(sentence) == 1, sentence
+
+
+def test_every_unreadable_cell_of_an_invalid_grid_is_marked_and_listed(tmp_path: Path) -> None:
+    from test_web_support import post_cells
+
+    matrix = "01-linear-systems/08-matrix-form"  # a 2 x 3 grid
+    app = synced_app(tmp_path)
+    client = student(app, "ana")
+    resp = post_cells(client, matrix, [["1", "abc", "3"], ["1,5", "2", ""]])
+    page = resp.get_data(as_text=True)
+    marked = re.findall(r'id="(cell-\d-\d)"[^>]*aria-invalid="true"', page)
+    assert marked == ["cell-0-1", "cell-1-0", "cell-1-2"]
+    items = re.findall(r'<ul class="cell-problems">(.*?)</ul>', page, re.S)
+    assert items and len(re.findall(r"<li>", items[0])) == 3
+    assert "used no attempt" in page or "no attempt" in page

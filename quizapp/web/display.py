@@ -256,6 +256,8 @@ class FormView:
     text: str = ""
     choices: list[ChoiceView] = field(default_factory=list)
     shape_text: str = ""
+    #: Every unreadable cell of an invalid grid answer: "row 1, column 2: message".
+    cell_problems: list[str] = field(default_factory=list)
 
 
 def grid_shape(form: Any) -> tuple[int, int] | None:
@@ -294,10 +296,14 @@ def build_form_view(
     answer: str | list[list[str]] | None = None,
     cells: Any = None,
     invalid_cell: Any = None,
+    check_cells: bool = False,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
     marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
-    row None for a vector entry) highlights the cell an invalid answer's problem is in."""
+    row None for a vector entry) highlights the cell an invalid answer's problem is in.  With
+    ``check_cells`` (the answer was invalid), every posted cell is read with
+    ``quizapp.grading.parse_number``, so ALL unreadable cells are marked and listed in
+    ``FormView.cell_problems`` (the grading engine reports only the first)."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
@@ -368,6 +374,19 @@ def build_form_view(
                 )
             )
         grid.append(row_cells)
+    problems: list[str] = []
+    if check_cells and posted is not None:
+        from quizapp.grading import InvalidAnswer, parse_number
+
+        for row_cells in grid:
+            for cell in row_cells:
+                if cell.given:
+                    continue
+                try:
+                    parse_number(cell.value)
+                except InvalidAnswer as err:
+                    cell.invalid = True
+                    problems.append(f"{cell.label}: {err.message}")
     shape_text = f"{rows} × {cols}" if form.type != "vector" else f"{rows} entries"
     return FormView(
         mode="grid",
@@ -377,6 +396,7 @@ def build_form_view(
         col_labels=col_labels,
         text=text_value,
         shape_text=shape_text,
+        cell_problems=problems,
     )
 
 
