@@ -5,6 +5,7 @@ Pure: they read YAML files and never touch the database or the application.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -116,13 +117,45 @@ def _text_value(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + "[ " + "  ".join(c.rjust(width) for c in r) + " ]" for r in cells)
 
 
+_FLOAT = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _denoise(text: str) -> str:
+    """Numbers in ``text`` as ``format_number`` shows them (noise such as ``1.5e-17`` as 0);
+    display only."""
+    return _FLOAT.sub(lambda m: format_number(float(m.group(0)), 12), text)
+
+
+def _letter(i: int) -> str:
+    return "abcdefghijklmnopqrstuvwxyz"[i] if 0 <= i < 26 else str(i + 1)
+
+
+def _expected_text(v: Any) -> str:
+    """The expected answer as a student gives it: for ``choice`` the option's letter and
+    1-based number (``variant.expected`` is the 0-based index, which students never see); for
+    ``index`` the 1-based position and its label; otherwise the value."""
+    form = v.answer_form
+    if form.type == "choice":
+        i = int(v.expected)
+        option = form.choices[i] if form.choices and 0 <= i < len(form.choices) else ""
+        return f"    ({_letter(i)}), option {i + 1}: {option}"
+    if form.type == "index":
+        k = int(v.expected)
+        labels = form.choices or form.col_labels or []
+        label = f": {labels[k - 1]}" if 1 <= k <= len(labels) else ""
+        return f"    {k}{label}"
+    return _text_value(v.expected)
+
+
 def _form_text(form: AnswerForm) -> str:
     parts = [form.type]
     if form.shape is not None and form.type in ("vector", "matrix", "partial_matrix"):
         parts.append("x".join(str(d) for d in form.shape))
         parts.append("grid shown" if form.show_shape else "shape not shown (free text)")
     if form.choices:
-        parts.append("choices: " + " | ".join(f"({i + 1}) {c}" for i, c in enumerate(form.choices)))
+        parts.append(
+            "choices: " + " | ".join(f"({_letter(i)}) {c}" for i, c in enumerate(form.choices))
+        )
     if form.count > 1:
         parts.append(f"{form.count} distinct answers")
     if form.row_labels:
@@ -178,9 +211,9 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
     out("")
     out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
     out(click.style("Expected answer", underline=True) + ":")
-    out(_text_value(v.expected))
+    out(_expected_text(v))
     if answer is not None:
-        out(f"    as typed: {answer}")
+        out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
