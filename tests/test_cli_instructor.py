@@ -81,7 +81,9 @@ def test_regrade_command_dry_run_then_real(app) -> None:
     assert stored_submissions(app)[0]["status"] == "correct"
     real = run("regrade", DECK)
     assert real.exit_code == 0
-    assert "changed 1 verdicts and 1 students' points" in real.output
+    assert (
+        "changed 1 verdicts (unchanged: " in real.output and "and 1 students' points" in real.output
+    )
     assert "correct 1 -> incorrect 0" in real.output
     assert "ana: 10 -> 0 points (solved: yes -> no)" in real.output
     assert stored_submissions(app)[0]["status"] == "incorrect"

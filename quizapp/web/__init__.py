@@ -49,6 +49,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     _register_optional_blueprints(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
+    # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
+    app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
     errors.register(app)
     security.register(app)
     _register_template_helpers(app)
@@ -87,6 +89,10 @@ def _load_user(user_id: str) -> User | None:
 def _register_template_helpers(app: Flask) -> None:
     from quizapp.web import display
 
+    # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
+    # JSON answer, unencodable as UTF-8) and control characters such as NUL become visible
+    # stand-ins instead of a UnicodeEncodeError (500) or a raw NUL in the HTML.
+    app.jinja_env.finalize = display.showable
     app.jinja_env.filters["num"] = display.format_number
     app.jinja_env.filters["markdown"] = display.markdown_html
     app.jinja_env.filters["mathml"] = display.value_html

@@ -212,22 +212,7 @@ def exercise(quiz_id: str, name: str) -> str:
 
 
 def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    steps = []
-    for step in bank_variant.solution:
-        value = getattr(step, "value", None)
-        steps.append(
-            {
-                "title": step.title,
-                "text": display.markdown_html(step.text),
-                "value": display.value_html(value) if value is not None else None,
-                "heatmap": display.heatmap_svg(
-                    value, step.row_labels, step.col_labels, title=step.title
-                )
-                if getattr(step, "heatmap", False) and value is not None
-                else None,
-            }
-        )
-    return steps
+    return display.solution_steps(bank_variant)
 
 
 def _expected_view(bank_variant: Any) -> dict[str, Any]:
