@@ -1,6 +1,8 @@
 """Helpers shared by the web, API, service and migration tests (no tests in this module).
 
-``make_app(tmp_path)`` builds an app on a fresh SQLite file in ``tmp_path``, migrated to head.
+``make_app(tmp_path)`` builds an app on the running test's database, migrated to head: a fresh
+SQLite file in ``tmp_path``, or a fresh PostgreSQL schema when the test runs on the ``postgres``
+backend (see tests/conftest.py and tests/test_postgres_support.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from test_postgres_support import database_url, is_postgres
 
 from quizapp import models
 from quizapp.web import create_app
@@ -27,10 +30,11 @@ _TEMPLATES: dict[str, Path] = {}
 
 
 def make_app(tmp_path: Path, **config: Any) -> Flask:
-    """An app on ``tmp_path/quizapp.sqlite``, migrated; ``config`` overrides settings."""
+    """An app on the test's database (``tmp_path/quizapp.sqlite`` or the test's PostgreSQL
+    schema), migrated; ``config`` overrides settings."""
     base: dict[str, Any] = {
         "INSTANCE_PATH": tmp_path / "instance",
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quizapp.sqlite'}",
+        "SQLALCHEMY_DATABASE_URI": database_url(tmp_path),
         "TESTING": True,
         "QUIZAPP_EXERCISES": EXERCISES,
     }
@@ -91,7 +95,8 @@ def synced_app(tmp_path: Path, **config: Any) -> Flask:
     from quizapp import services
     from quizapp.models import db
 
-    if "SQLALCHEMY_DATABASE_URI" not in config and not (tmp_path / "quizapp.sqlite").exists():
+    sqlite_default = "SQLALCHEMY_DATABASE_URI" not in config and not is_postgres()
+    if sqlite_default and not (tmp_path / "quizapp.sqlite").exists():
         # Sync once per test session into a template database, then copy it (the bank is the
         # same for every test; syncing takes seconds).
         template = _TEMPLATES.get("synced")
