@@ -99,7 +99,11 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     form_view = display.build_form_view(
-        bank_variant.answer_form, answer=answer, cells=cells, invalid_cell=invalid_cell
+        bank_variant.answer_form,
+        answer=answer,
+        cells=cells,
+        invalid_cell=invalid_cell,
+        parsed=current.parsed if current is not None and isinstance(answer, str) else None,
     )
     quiz = exercise.quiz
     now = services.utcnow()
