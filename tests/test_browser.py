@@ -203,6 +203,22 @@ def assert_math_rendered(page: Any) -> int:
         assert m["w"] > 0 and m["h"] > 0, f"math element {i} has an empty box: {m}"
         # Chromium's MathML Core layout gives math elements display 'math' / 'block math'.
         assert "math" in m["display"], f"math element {i} is not laid out as MathML: {m}"
+    # The brackets around a matrix stretch to its height (needs an OpenType MATH font, which
+    # style.css names and .ci/run installs).
+    fences = page.evaluate(
+        """() => Array.from(document.querySelectorAll('mtable'))
+            .filter(t => !t.closest('details:not([open])'))
+            .map(t => { const prev = t.previousElementSibling;
+                        if (!prev || prev.localName !== 'mo') return null;
+                        return [prev.getBoundingClientRect().height,
+                                t.getBoundingClientRect().height]; })
+            .filter(x => x !== null)"""
+    )
+    for bracket, table in fences:
+        assert bracket >= 0.9 * table, (
+            f"a matrix's bracket is {bracket:.0f}px tall around a {table:.0f}px matrix: no math "
+            "font? (apt-get install fonts-dejavu-extra)"
+        )
     return len(found)
 
 
@@ -375,9 +391,10 @@ def test_student_registers_answers_and_sees_the_worked_solution(
     text = verdict(page)
     named = "wrong sign" if symmetric else "You transposed the matrix"
     assert "incorrect" in text and named in text, text
-    for r, c in np.ndindex(AB.shape):
+    for r, c in np.ndindex(AB.shape):  # the pasted numbers in the grid, each marked
         right = bool(np.isclose(wrong[r, c], AB[r, c]))
         assert cell_background(page, r, c) == (RIGHT_BG if right else WRONG_BG), (r, c)
+        assert float(page.locator(f"#cell-{r}-{c}").input_value()) == pytest.approx(wrong[r, c])
     shot(page, server, "06-product-cells-coloured")
     for r, c in np.ndindex(AB.shape):
         page.locator(f"#cell-{r}-{c}").fill("")
