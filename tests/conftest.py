@@ -22,6 +22,7 @@ from test_postgres_support import (
     drop_leftover_schemas,
     end_test,
     postgres_base_url,
+    skip_or_fail,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +79,7 @@ def database_backend(request: pytest.FixtureRequest):
     backend = getattr(request, "param", "sqlite")
     assert backend in BACKENDS
     if backend == "postgres" and postgres_base_url() is None:
-        pytest.skip(f"{POSTGRES_ENV} is not set: no PostgreSQL to test against")
+        skip_or_fail("postgres", f"{POSTGRES_ENV} is not set: no PostgreSQL to test against")
     begin_test(backend)
     try:
         yield backend

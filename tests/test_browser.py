@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from test_postgres_support import PostgresSchema, postgres_base_url
+from test_postgres_support import PostgresSchema, postgres_base_url, skip_or_fail
 from test_web_support import EXERCISES, bank_available, make_app
 
 from quizapp import services
@@ -70,10 +70,15 @@ def _skip_reason() -> str | None:
     return None
 
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason())),
-]
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _browser_available() -> None:
+    """Skip (or, under .ci/run's QUIZAPP_TEST_REQUIRE=browser, fail) without Chromium."""
+    reason = _skip_reason()
+    if reason is not None:
+        skip_or_fail("browser", reason)
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,7 +114,7 @@ def live_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Li
     if backend == "postgres":
         base = postgres_base_url()
         if base is None:
-            pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set: no PostgreSQL to test against")
+            skip_or_fail("postgres", "QUIZAPP_TEST_POSTGRES_URL is not set: no PostgreSQL")
         schema = PostgresSchema(base, f"qt_browser_{os.getpid()}")
         schema.created = True
         schema.drop()  # a leftover of an interrupted run

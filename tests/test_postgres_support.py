@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import secrets
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
@@ -32,6 +35,20 @@ BACKENDS = ("sqlite", "postgres")
 
 _SESSION = secrets.token_hex(3)
 _counter = 0
+
+
+def required() -> set[str]:
+    """What ``$QUIZAPP_TEST_REQUIRE`` (comma-separated: ``browser``, ``postgres``) says must run:
+    .ci/run sets it, so that a missing Chromium or PostgreSQL fails CI instead of skipping."""
+    raw = os.environ.get("QUIZAPP_TEST_REQUIRE", "")
+    return {part.strip().lower() for part in raw.split(",") if part.strip()}
+
+
+def skip_or_fail(kind: str, reason: str) -> None:
+    """Skip the test with ``reason``, or fail it when ``kind`` is in :func:`required`."""
+    if kind in required():
+        pytest.fail(f"{reason} (and QUIZAPP_TEST_REQUIRE asks for {kind} tests)", pytrace=False)
+    pytest.skip(reason)
 
 
 def postgres_base_url() -> str | None:
@@ -109,6 +126,11 @@ def is_postgres() -> bool:
     return _current.name == "postgres"
 
 
+def postgres_schema_in_use() -> bool:
+    """True once the running PostgreSQL test's schema exists (an app was built on it)."""
+    return _current.schema is not None and _current.schema.created
+
+
 def database_url(tmp_path: Path) -> str:
     """The SQLAlchemy URL the running test's apps use.
 
@@ -175,3 +197,41 @@ def drop_leftover_schemas() -> None:
         for name in list(names):
             conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
     engine.dispose()
+
+
+_templates: dict[str, PostgresSchema] = {}
+
+
+def copy_template(app: Any, key: str, build: Callable[[str], None]) -> None:
+    """Copy every row of the session's template schema ``key`` into ``app``'s (migrated, empty)
+    PostgreSQL schema, building the template first if needed with ``build(url)`` (which must
+    migrate and fill the schema at ``url``).  Sequences continue after the copied ids.
+
+    This is the PostgreSQL counterpart of the SQLite template file ``synced_app`` copies: the
+    bank is synced once per session instead of once per test.
+    """
+    from quizapp.models import db
+
+    template = _templates.get(key)
+    if template is None:
+        base = postgres_base_url()
+        assert base is not None
+        template = PostgresSchema(base, f"qt_{_SESSION}_tpl_{key}")
+        template.create()
+        build(template.url)
+        _templates[key] = template
+    with app.app_context(), db.engine.begin() as conn:
+        for table in db.metadata.sorted_tables:
+            cols = ", ".join(f'"{c.name}"' for c in table.columns)
+            conn.exec_driver_sql(
+                f'INSERT INTO "{table.name}" ({cols}) '
+                f'SELECT {cols} FROM "{template.name}"."{table.name}"'
+            )
+        for table in db.metadata.sorted_tables:
+            for col in table.primary_key.columns:
+                if not isinstance(col.type, sa.Integer):
+                    continue
+                conn.exec_driver_sql(
+                    f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{col.name}'), "
+                    f'COALESCE(MAX("{col.name}"), 0) + 1, false) FROM "{table.name}"'
+                )

@@ -13,7 +13,12 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from test_postgres_support import database_url, is_postgres
+from test_postgres_support import (
+    copy_template,
+    database_url,
+    is_postgres,
+    postgres_schema_in_use,
+)
 
 from quizapp import models
 from quizapp.web import create_app
@@ -95,6 +100,21 @@ def synced_app(tmp_path: Path, **config: Any) -> Flask:
     from quizapp import services
     from quizapp.models import db
 
+    fresh_postgres = is_postgres() and not postgres_schema_in_use()
+    if fresh_postgres and not {"SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"} & set(config):
+        # The same idea on PostgreSQL: sync once into a template schema, copy its rows.
+        def build(url: str) -> None:
+            where = Path(tempfile.mkdtemp(prefix="quizapp-template-"))
+            tpl = make_app(where, SQLALCHEMY_DATABASE_URI=url)
+            with tpl.app_context():
+                report = services.sync_folder(db.session, EXERCISES)
+                assert report.errors == [], report.errors
+                db.session.remove()
+                db.engine.dispose()
+
+        app = make_app(tmp_path, **config)
+        copy_template(app, "synced", build)
+        return app
     sqlite_default = "SQLALCHEMY_DATABASE_URI" not in config and not is_postgres()
     if sqlite_default and not (tmp_path / "quizapp.sqlite").exists():
         # Sync once per test session into a template database, then copy it (the bank is the
