@@ -594,6 +594,13 @@ def test_a_page_is_usable_on_a_phone(browser, live_server: LiveServer) -> None:
         assert width <= 390, f"the page is {width}px wide on a 390px phone"
         last = page.locator("form.grid-form button[type=submit]").bounding_box()
         assert last is not None and last["x"] + last["width"] <= 390
+        # The whole 2 x 3 grid is on screen: no box hidden behind a sideways scroll.
+        rows, cols = 2, 3
+        for r, c in np.ndindex(rows, cols):
+            box = page.locator(f"#cell-{r}-{c}").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, (r, c)
+        wrap = page.locator("form.grid-form .table-wrap")
+        assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth"), "the grid scrolls sideways"
         shot(page, server, "14-phone-390px-exercise")
     finally:
         ctx.close()
