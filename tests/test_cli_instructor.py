@@ -32,9 +32,9 @@ pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank 
 
 
 @pytest.fixture()
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def app(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch):
     app = bank_app(tmp_path)
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'quizapp.sqlite'}")
+    monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("QUIZAPP_INSTANCE", str(tmp_path / "instance"))
     monkeypatch.setenv("QUIZAPP_EXERCISES", str(app.config["QUIZAPP_EXERCISES"]))
     monkeypatch.setenv("QUIZAPP_SEED_SECRET", SEED_SECRET)

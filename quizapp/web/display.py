@@ -290,6 +290,21 @@ def extra_mistake_messages(verdict: Any, messages: Any) -> list[str]:
     return [m for m in (messages or []) if m and str(m) not in message]
 
 
+def _grid_from_parsed(parsed: Any, rows: int, cols: int) -> list[list[str]] | None:
+    """``parsed`` as rows x cols cell strings (full precision, ``.15g``), or None unless it is a
+    rows x cols matrix (or, for a one-row / one-column grid, a list of that many numbers) of
+    finite numbers: an answer of another shape is never rearranged to fit."""
+    try:
+        arr = np.asarray(parsed, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    vector = arr.ndim == 1 and 1 in (rows, cols) and arr.size == rows * cols
+    if not (arr.shape == (rows, cols) or vector) or not np.isfinite(arr).all():
+        return None
+    flat = [format(float(v), ".15g") for v in arr.reshape(-1)]
+    return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
+
+
 def build_form_view(
     form: Any,
     *,
@@ -297,13 +312,16 @@ def build_form_view(
     cells: Any = None,
     invalid_cell: Any = None,
     check_cells: bool = False,
+    parsed: Any = None,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
     marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
     row None for a vector entry) highlights the cell an invalid answer's problem is in.  With
     ``check_cells`` (the answer was invalid), every posted cell is read with
     ``quizapp.grading.parse_number``, so ALL unreadable cells are marked and listed in
-    ``FormView.cell_problems`` (the grading engine reports only the first)."""
+    ``FormView.cell_problems`` (the grading engine reports only the first).
+    ``parsed`` (the stored parsed answer: number or nested lists) fills the grid when the answer
+    was pasted as text and has the grid's size, so the marks sit next to the numbers they judge."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
@@ -340,6 +358,8 @@ def build_form_view(
     if len(row_labels) != rows:
         row_labels = [f"row {i + 1}" for i in range(rows)]
     posted = answer if isinstance(answer, list) else None
+    if posted is None and parsed is not None:
+        posted = _grid_from_parsed(parsed, rows, cols)
     marks = _flat_marks(cells, rows, cols)
     bad: tuple[int, int] | None = None
     if posted is not None and isinstance(invalid_cell, list | tuple) and len(invalid_cell) == 2:

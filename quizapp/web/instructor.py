@@ -82,6 +82,8 @@ def _int_arg(name: str, default: int, lo: int, hi: int) -> int:
 def _quiz_arg() -> str | None:
     quiz = request.args.get("quiz") or None
     if quiz is not None:
+        if "\x00" in quiz:  # PostgreSQL refuses NUL in a text parameter (SQLite does not)
+            raise services.NotFound(f"There is no quiz {quiz!r}.")
         inst.get_quiz(db.session, quiz)
     return quiz
 

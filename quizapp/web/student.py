@@ -98,6 +98,7 @@ def render_exercise(
         cells=cells,
         invalid_cell=invalid_cell,
         check_cells=current is not None and current.status == "invalid",
+        parsed=current.parsed if current is not None and isinstance(answer, str) else None,
     )
     quiz = exercise.quiz
     now = services.utcnow()
