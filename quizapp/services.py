@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,7 @@ MAX_CELL_CHARS = 200
 
 EXERCISE_ID_RE = re.compile(r"^[a-z0-9_-]+/[a-z0-9_-]+$")
 USERNAME_RE = re.compile(r"^[\w.@+-]+$")
+USERNAME_BAD_START = ("-", "+", "@")
 PASSWORD_MIN = 8
 PASSWORD_MAX = 1024
 
@@ -135,7 +136,8 @@ def validate_username(username: str) -> str:
     """The username stripped and NFC-normalized.
 
     Raises ``BadRequest`` unless it is 1-64 characters that are (after NFKC normalization) letters,
-    digits or ``. @ + - _``.
+    digits or ``. @ + - _``, not starting with ``- + @`` (``USERNAME_BAD_START``: a CSV cell
+    starting with them is a spreadsheet formula, OWASP "CSV Injection").
     """
     if not isinstance(username, str):
         raise BadRequest("The username must be text.")
@@ -147,6 +149,92 @@ def validate_username(username: str) -> str:
     folded = unicodedata.normalize("NFKC", name)
     if not USERNAME_RE.fullmatch(folded) or not folded.isprintable():
         raise BadRequest("A username may contain only letters, digits and . @ + - _ characters.")
+    if folded[0] in USERNAME_BAD_START:
+        # Spreadsheets read a cell starting with these as a formula; gradebook CSVs would have to
+        # neutralize the identifier column, and LMS imports would then not match the account.
+        raise BadRequest(
+            f"A username may not start with {folded[0]!r} (spreadsheets read it as a formula); "
+            "start it with a letter or digit."
+        )
+    return name
+
+
+#: Characters no page or CSV may carry as is: C0 controls other than tab/newline/CR, DEL, C1
+#: controls, and lone UTF-16 surrogates (which cannot be encoded as UTF-8 at all).
+_UNSHOWABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _show_char(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode "Control Pictures": NUL -> U+2400 '␀', ...
+    if code == 0x7F:
+        return "\u2421"  # '␡'
+    return "\ufffd"  # C1 controls and lone surrogates: the replacement character
+
+
+def printable_text(text: str) -> str:
+    """``text`` with every character a page or CSV file cannot show replaced by a visible stand-in.
+
+    C0 controls (except tab, newline, carriage return) become their Unicode Control Picture
+    (NUL -> U+2400 '␀', U+0001 -> U+2401, ...), DEL becomes U+2421, C1 controls and lone
+    surrogates (``"\\ud800"``, valid in JSON but not encodable as UTF-8) become U+FFFD.  Everything
+    else is returned unchanged, so the result always encodes as UTF-8.  Stored answers keep their
+    exact text; this is for output only (Jinja's ``finalize`` and the CSV writers use it).
+    """
+    if not isinstance(text, str) or not _UNSHOWABLE_RE.search(text):
+        return text
+    return _UNSHOWABLE_RE.sub(_show_char, text)
+
+
+#: Bidirectional formatting characters (embeddings, overrides, isolates, marks): in a name they
+#: reorder the text around it on the page (e.g. a right-to-left override spoofs the next column).
+BIDI_CONTROLS = frozenset(
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+DISPLAY_NAME_MAX = 120
+
+
+def name_problem(text: str, what: str) -> str | None:
+    """Why ``text`` cannot be a user's ``what`` (a username or display name), or None if it can.
+
+    Refused: control characters (category Cc, e.g. NUL, which some databases silently truncate
+    at), lone surrogates, bidirectional controls (``BIDI_CONTROLS``) and other invisible format
+    characters (category Cf, e.g. zero-width space), which make one name look like another.
+    """
+    for i, ch in enumerate(text, start=1):
+        cat = unicodedata.category(ch)
+        if ch in BIDI_CONTROLS:
+            return (
+                f"The {what} contains a right-to-left/left-to-right control character "
+                f"(U+{ord(ch):04X}, position {i}); remove it."
+            )
+        if cat in ("Cc", "Cs", "Cf", "Co", "Cn"):
+            kind = {
+                "Cc": "a control character",
+                "Cs": "an invalid character (a lone surrogate)",
+                "Cf": "an invisible formatting character",
+                "Co": "a private-use character",
+                "Cn": "an unassigned character",
+            }[cat]
+            return f"The {what} contains {kind} (U+{ord(ch):04X}, position {i}); remove it."
+    return None
+
+
+def validate_display_name(display_name: Any) -> str:
+    """The display name stripped; raises ``BadRequest`` for one that is not text, longer than
+    ``DISPLAY_NAME_MAX`` characters, or holding a character :func:`name_problem` refuses."""
+    if display_name is None:
+        return ""
+    if not isinstance(display_name, str):
+        raise BadRequest("The display name must be text.")
+    name = display_name.strip()
+    if len(name) > DISPLAY_NAME_MAX:
+        raise BadRequest(f"The display name is too long (at most {DISPLAY_NAME_MAX} characters).")
+    problem = name_problem(name, "display name")
+    if problem:
+        raise BadRequest(problem)
     return name
 
 
@@ -179,7 +267,7 @@ def create_user(
         raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
     if len(password) > PASSWORD_MAX:
         raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
-    display_name = (display_name or "").strip()[:120]
+    display_name = validate_display_name(display_name)
     email = (email or "").strip()[:254] or None
     begin_write(session)
     key = username_key(name)
@@ -240,11 +328,43 @@ def user_for_token(session: Session, token: str) -> User | None:
     if row is None or row.revoked_at is not None or not row.user.active:
         return None
     now = utcnow()
-    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
-        # Throttled: at most one write per token per minute.
-        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+    user_id, token_id = row.user_id, row.id
+    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > TOKEN_TOUCH_SECONDS:
+        _touch_token(session, token_id, now)
+    return session.get(User, user_id)
+
+
+#: ``ApiToken.last_used_at`` is written at most once per this many seconds per token.
+TOKEN_TOUCH_SECONDS = 60
+
+
+def _touch_token(session: Session, token_id: int, now: datetime) -> None:
+    """Record a token's use, best-effort, in its own short write transaction.
+
+    The caller's read transaction is ended first and the update runs in one begun by
+    :func:`begin_write` (``BEGIN IMMEDIATE`` on SQLite): upgrading the read transaction in place
+    fails at once with "database is locked" when another connection wrote since it began (SQLite
+    returns SQLITE_BUSY without waiting, whatever the busy timeout).  The update is conditional
+    (only an older ``last_used_at`` is replaced), so concurrent requests write it once; if the
+    write still fails (lock timeout), the request goes on: the timestamp is informational.
+    """
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        begin_write(session)
+        cutoff = now - timedelta(seconds=TOKEN_TOUCH_SECONDS)
+        session.execute(
+            update(ApiToken)
+            .where(
+                ApiToken.id == token_id,
+                (ApiToken.last_used_at.is_(None)) | (ApiToken.last_used_at < cutoff),
+            )
+            .values(last_used_at=now)
+        )
         session.commit()
-    return session.get(User, row.user_id)
+    except OperationalError:
+        session.rollback()
+        log.warning("could not record the use of API token %s (database busy)", token_id)
 
 
 def revoke_api_token(session: Session, token: str) -> bool:
@@ -783,6 +903,52 @@ def normalize_answer(answer: Any) -> str | list[list[str]]:
     raise BadRequest("The answer must be a text or a list of rows of cell texts.")
 
 
+def answer_grid_shape(form: Any) -> tuple[int, int] | None:
+    """(rows, columns) of the input grid the page shows for ``AnswerForm`` ``form``, or None when
+    it shows no grid (a text box, choices, or a matrix whose shape is part of the question).
+
+    Matrices and partly filled matrices with ``show_shape`` use their shape; a vector of length n
+    is a column of n inputs; ``point_on_line`` asks for ``count`` rows of one input per unknown.
+    """
+    if form.type == "point_on_line":
+        unknowns = form.unknowns or ["x", "y"]
+        return (max(1, int(form.count or 1)), len(unknowns))
+    if form.type not in ("vector", "matrix", "partial_matrix") or not form.show_shape:
+        return None
+    shape = tuple(form.shape or ())
+    if form.type == "vector" and len(shape) == 1:
+        return (int(shape[0]), 1)
+    if len(shape) == 2:
+        return (int(shape[0]), int(shape[1]))
+    return None
+
+
+def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
+    """Refuse (``BadRequest``) a grid answer whose shape differs from the grid the form shows.
+
+    When the page shows the shape (``answer_grid_shape`` is not None) a grid of another shape is a
+    client error, not a wrong answer: it uses no attempt and is not stored.  A vector's cells may
+    come as a column (n x 1) or a row (1 x n).  Text answers and forms whose shape is part of the
+    question are not checked here: the grader marks a wrong shape incorrect (grading contract).
+    """
+    shape = answer_grid_shape(form)
+    if shape is None or not isinstance(answer, list):
+        return
+    rows, cols = shape
+    ragged = len({len(row) for row in answer}) != 1
+    posted = None if ragged else (len(answer), len(answer[0]))
+    got = f"{len(answer)} rows of different lengths" if ragged else f"{posted[0]} × {posted[1]}"
+    allowed = {(rows, cols)}
+    if form.type == "vector":
+        allowed.add((cols, rows))
+    if posted not in allowed:
+        want = f"{rows} entries" if form.type == "vector" else f"{rows} × {cols}"
+        raise BadRequest(
+            f"The grid of cells must be {want} (rows × columns) for this exercise; got {got}. "
+            "It used no attempt."
+        )
+
+
 def _canonical(answer: str | list[list[str]]) -> str:
     """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens."""
     if isinstance(answer, str):
@@ -880,7 +1046,8 @@ def submit(
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``.
 
-    Raises ``BadRequest`` (malformed answer), ``NotFound`` (unknown exercise), ``Forbidden``
+    Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
+    shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
     (quiz not open), ``Conflict`` (finished).
     """
     answer = normalize_answer(answer)
@@ -896,6 +1063,7 @@ def submit(
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
     bank_variant = generate_variant(variant)
+    check_grid_shape(bank_variant.answer_form, answer)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(_canonical(answer).encode("utf-8", "surrogatepass")).hexdigest()
     # Grade outside the lock (pure and possibly slow); the variant's version cannot change once it

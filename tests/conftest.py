@@ -1,13 +1,47 @@
-"""Shared fixtures.  Tests that read ``../shared/`` skip cleanly when it is absent."""
+"""Shared fixtures.  Tests that read ``../shared/`` skip cleanly when it is absent.
+
+Database backends: every test of the modules in :data:`DATABASE_MODULES` that uses ``tmp_path``
+runs twice, on ``sqlite`` and on ``postgres`` (test ids ``[sqlite]`` / ``[postgres]``); the
+PostgreSQL run skips, with the reason, when ``QUIZAPP_TEST_POSTGRES_URL`` is unset.  The apps the
+tests build (``make_app`` in tests/test_web_support.py) use :func:`database_url`, so a test needs
+no change to run on both.  A test that only makes sense on SQLite (PRAGMAs, ``BEGIN IMMEDIATE``)
+is marked ``@pytest.mark.sqlite_only``.  Other modules may request the ``db_url`` fixture to be
+parametrized the same way (e.g. a server harness started with that URL).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from test_postgres_support import (
+    BACKENDS,
+    POSTGRES_ENV,
+    begin_test,
+    database_url,
+    drop_leftover_schemas,
+    end_test,
+    postgres_base_url,
+    skip_or_fail,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+#: Modules whose tests touch the database and run on every backend.
+DATABASE_MODULES = frozenset(
+    {
+        "test_api",
+        "test_cli_instructor",
+        "test_instructor",
+        "test_instructor_web",
+        "test_migrations",
+        "test_models",
+        "test_services",
+        "test_web_auth",
+        "test_web_student",
+    }
+)
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +50,49 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not present (only CI and developers have it)")
     return SHARED
+
+
+def _backend_params() -> list:
+    return [
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``database_backend`` for database tests (see the module docstring)."""
+    if "database_backend" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        return
+    module = metafunc.module.__name__.rpartition(".")[2]
+    wanted = "db_url" in metafunc.fixturenames or (
+        module in DATABASE_MODULES and "tmp_path" in metafunc.fixturenames
+    )
+    if wanted:
+        metafunc.parametrize("database_backend", _backend_params(), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def database_backend(request: pytest.FixtureRequest):
+    """The running test's database backend name (``"sqlite"`` unless parametrized)."""
+    backend = getattr(request, "param", "sqlite")
+    assert backend in BACKENDS
+    if backend == "postgres" and postgres_base_url() is None:
+        skip_or_fail("postgres", f"{POSTGRES_ENV} is not set: no PostgreSQL to test against")
+    begin_test(backend)
+    try:
+        yield backend
+    finally:
+        end_test()
+
+
+@pytest.fixture()
+def db_url(database_backend: str, tmp_path: Path) -> str:
+    """The SQLAlchemy URL of the running test's database: a SQLite file in ``tmp_path``, or a
+    fresh PostgreSQL schema (dropped after the test).  Parametrized over both backends."""
+    return database_url(tmp_path)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    drop_leftover_schemas()

@@ -113,3 +113,28 @@ def test_serve_starts_gunicorn_and_answers(env: Path) -> None:
         out, _ = proc.communicate(timeout=30)
     assert "Synced" in out and "0 errors" in out
     assert "serving on http://127.0.0.1:" in out
+
+
+def test_serve_disables_the_gunicorn_control_socket() -> None:
+    from gunicorn.config import Config
+
+    from quizapp.cli.server import gunicorn_options
+
+    options = gunicorn_options("127.0.0.1", 5000, 2, 4, 30)
+    cfg = Config()
+    for key, value in options.items():
+        cfg.set(key, value)
+    assert cfg.control_socket_disable is True  # no shared ~/.gunicorn/gunicorn.ctl
+    assert cfg.workers == 2 and cfg.bind == ["127.0.0.1:5000"]
+
+
+def test_serve_warns_when_rate_limits_are_per_worker() -> None:
+    from quizapp.cli.server import rate_limit_warning
+
+    memory = {"RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://"}
+    warning = rate_limit_warning(memory, 4)
+    assert warning is not None and "up to 4 times" in warning
+    assert "QUIZAPP_RATELIMIT_STORAGE" in warning
+    assert rate_limit_warning(memory, 1) is None
+    assert rate_limit_warning({**memory, "RATELIMIT_STORAGE_URI": "redis://h:6379"}, 4) is None
+    assert rate_limit_warning({**memory, "RATELIMIT_ENABLED": False}, 4) is None

@@ -125,7 +125,7 @@ def test_scoreboard_page_shows_two_students_submissions(app) -> None:
     submit(app, "ana", DECK, "0, 0", at(2))
     page = prof.get("/instructor/scoreboard").get_data(as_text=True)
     assert "Ben &lt;b&gt;Brook&lt;/b&gt;" in page  # escaped
-    rows = re.findall(r"<tr>\s*<td>(\d+)</td>\s*<th[^>]*><a[^>]*>([^<]+)</a>", page)
+    rows = re.findall(r"<tr>\s*<td>(\d+)</td>\s*<th[^>]*><a[^>]*><bdi>([^<]+)</bdi></a>", page)
     assert [(int(r), html.unescape(n)) for r, n in rows] == [
         (1, "Ben <b>Brook</b>"),
         (2, "Ana Alves"),
@@ -218,7 +218,7 @@ def test_student_page_lists_variants_and_escapes_answers(app) -> None:
     submit(app, "ana", DECK, "2, 5", at(2))
     prof = instructor(app)
     page = prof.get(f"/instructor/students/{sid}").get_data(as_text=True)
-    assert "&lt;b&gt;1&lt;/b&gt;\n9</pre>" in page
+    assert "&lt;b&gt;1&lt;/b&gt;\n9</bdi></pre>" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page
     assert "Variant 1" in page and "seed " in page
@@ -302,7 +302,8 @@ def test_roster_import_reset_link_flow_and_export(app) -> None:
     assert resp.status_code == 200, _page(resp)[:500]
     links = dict(
         re.findall(
-            r"<th scope=\"row\">(\w+)</th><td>[^<]*</td><td><code class=\"link\">([^<]+)</code>",
+            r"<th scope=\"row\"><bdi>(\w+)</bdi></th><td><bdi>[^<]*</bdi></td>"
+            r"<td><code class=\"link\">([^<]+)</code>",
             resp.get_data(as_text=True),
         )
     )

@@ -3,7 +3,6 @@ submit in one transaction, concurrency (attempts cannot be raced), BEGIN IMMEDIA
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -30,31 +29,16 @@ def bank_dir(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def app(request: pytest.FixtureRequest, tmp_path: Path, bank_dir: Path):
-    """The app on SQLite, and on PostgreSQL when ``QUIZAPP_TEST_POSTGRES_URL`` is set (its
-    tables are dropped afterwards)."""
-    config: dict = {"QUIZAPP_EXERCISES": bank_dir}
-    if request.param == "postgres":
-        url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
-        if not url:
-            pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
-        config["SQLALCHEMY_DATABASE_URI"] = url
-    app = make_app(tmp_path, **config)
+@pytest.fixture()
+def app(tmp_path: Path, bank_dir: Path):
+    """The app on the test's database: SQLite, and PostgreSQL when ``QUIZAPP_TEST_POSTGRES_URL``
+    is set (tests/conftest.py runs each test on both; the schema is dropped afterwards)."""
+    app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
     with app.app_context():
         report = services.sync_folder(db.session, bank_dir)
         assert report.errors == []
         services.create_user(db.session, "ana", "correct horse")
-    yield app
-    if request.param == "postgres":
-        from flask_migrate import downgrade
-
-        from quizapp.web.database import MIGRATIONS_DIR
-
-        with app.app_context():
-            db.session.remove()
-            downgrade(directory=str(MIGRATIONS_DIR), revision="base")
-            db.engine.dispose()
+    return app
 
 
 def _user():

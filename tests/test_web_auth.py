@@ -3,6 +3,7 @@ CSRF on every form, safe ``next=`` redirects, cookie flags and security headers.
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from pathlib import Path
 
@@ -218,3 +219,34 @@ def test_create_user_service_rejects_short_passwords_and_bad_roles(app) -> None:
         assert services.authenticate(db.session, "BOB", "long enough") is not None
         assert services.authenticate(db.session, "bob", "wrong one") is None
         assert services.authenticate(db.session, "nobody", "long enough") is None
+
+
+@pytest.mark.parametrize(
+    ("display_name", "expected"),
+    [
+        ("evil\x00name", "a control character (U+0000"),
+        ("Ana\u202eevil", "right-to-left/left-to-right control character (U+202E"),
+        ("Ben\u200bBrook", "invisible formatting character (U+200B"),
+    ],
+)
+def test_register_refuses_control_and_bidi_characters_in_display_names(
+    tmp_path: Path, display_name: str, expected: str
+) -> None:
+    app = make_app(tmp_path)
+    client = app.test_client()
+    resp = register(client, "ana", display_name=display_name)
+    assert resp.status_code == 200
+    assert expected in html.unescape(resp.get_data(as_text=True))
+    with app.app_context():
+        assert services.find_user(db.session, "ana") is None  # nothing stored, not truncated
+
+
+@pytest.mark.parametrize("username", ["-ana", "+ana", "@ana", "ana\u202e", "a\x00b"])
+def test_register_refuses_usernames_spreadsheets_or_bidi_would_mangle(
+    tmp_path: Path, username: str
+) -> None:
+    app = make_app(tmp_path)
+    resp = register(app.test_client(), username)
+    assert resp.status_code == 200
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(User)) == 0

@@ -1,6 +1,8 @@
 """Helpers shared by the web, API, service and migration tests (no tests in this module).
 
-``make_app(tmp_path)`` builds an app on a fresh SQLite file in ``tmp_path``, migrated to head.
+``make_app(tmp_path)`` builds an app on the running test's database, migrated to head: a fresh
+SQLite file in ``tmp_path``, or a fresh PostgreSQL schema when the test runs on the ``postgres``
+backend (see tests/conftest.py and tests/test_postgres_support.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,12 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from test_postgres_support import (
+    copy_template,
+    database_url,
+    is_postgres,
+    postgres_schema_in_use,
+)
 
 from quizapp import models
 from quizapp.web import create_app
@@ -27,10 +35,11 @@ _TEMPLATES: dict[str, Path] = {}
 
 
 def make_app(tmp_path: Path, **config: Any) -> Flask:
-    """An app on ``tmp_path/quizapp.sqlite``, migrated; ``config`` overrides settings."""
+    """An app on the test's database (``tmp_path/quizapp.sqlite`` or the test's PostgreSQL
+    schema), migrated; ``config`` overrides settings."""
     base: dict[str, Any] = {
         "INSTANCE_PATH": tmp_path / "instance",
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quizapp.sqlite'}",
+        "SQLALCHEMY_DATABASE_URI": database_url(tmp_path),
         "TESTING": True,
         "QUIZAPP_EXERCISES": EXERCISES,
     }
@@ -91,7 +100,23 @@ def synced_app(tmp_path: Path, **config: Any) -> Flask:
     from quizapp import services
     from quizapp.models import db
 
-    if "SQLALCHEMY_DATABASE_URI" not in config and not (tmp_path / "quizapp.sqlite").exists():
+    fresh_postgres = is_postgres() and not postgres_schema_in_use()
+    if fresh_postgres and not {"SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"} & set(config):
+        # The same idea on PostgreSQL: sync once into a template schema, copy its rows.
+        def build(url: str) -> None:
+            where = Path(tempfile.mkdtemp(prefix="quizapp-template-"))
+            tpl = make_app(where, SQLALCHEMY_DATABASE_URI=url)
+            with tpl.app_context():
+                report = services.sync_folder(db.session, EXERCISES)
+                assert report.errors == [], report.errors
+                db.session.remove()
+                db.engine.dispose()
+
+        app = make_app(tmp_path, **config)
+        copy_template(app, "synced", build)
+        return app
+    sqlite_default = "SQLALCHEMY_DATABASE_URI" not in config and not is_postgres()
+    if sqlite_default and not (tmp_path / "quizapp.sqlite").exists():
         # Sync once per test session into a template database, then copy it (the bank is the
         # same for every test; syncing takes seconds).
         template = _TEMPLATES.get("synced")

@@ -104,7 +104,22 @@ def serve(
     if dev:
         app.run(host=host, port=port, debug=False, use_reloader=False)
         return
-    options = {
+    warning = rate_limit_warning(app.config, workers)
+    if warning:
+        click.echo(warning, err=True)
+    _GunicornApp(app, gunicorn_options(host, port, workers, threads, timeout)).run()
+
+
+def gunicorn_options(
+    host: str, port: int, workers: int, threads: int, timeout: int
+) -> dict[str, Any]:
+    """gunicorn settings for ``quizapp serve`` (names as in gunicorn's settings documentation).
+
+    gunicorn's control socket (default ``~/.gunicorn/gunicorn.ctl``) is
+    disabled: every server on the machine would otherwise fight over that one path, and
+    ``quizapp serve`` does not use it.
+    """
+    return {
         "bind": f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",
@@ -116,8 +131,28 @@ def serve(
         "errorlog": "-",
         "limit_request_line": 8190,
         "forwarded_allow_ips": "127.0.0.1",
+        "control_socket_disable": True,
     }
-    _GunicornApp(app, options).run()
+
+
+def rate_limit_warning(config: Any, workers: int) -> str | None:
+    """A warning when rate limits are counted per worker process, else None.
+
+    Flask-Limiter's ``memory://`` storage (the default) keeps counts inside each gunicorn worker,
+    so with W workers a client gets up to W times each limit.  Sharing counts needs a storage
+    all workers reach (``QUIZAPP_RATELIMIT_STORAGE=redis://...`` or ``memcached://...``, see the
+    ``limits`` library's storage documentation).
+    """
+    if not config.get("RATELIMIT_ENABLED", True) or workers <= 1:
+        return None
+    uri = str(config.get("RATELIMIT_STORAGE_URI") or "memory://")
+    if not uri.startswith("memory://"):
+        return None
+    return (
+        f"warning: rate limits are counted per worker ({workers} workers, in-memory storage), so "
+        f"a client may get up to {workers} times each limit; set QUIZAPP_RATELIMIT_STORAGE "
+        "(e.g. redis://localhost:6379) to share the counts, or serve with --workers 1."
+    )
 
 
 @main.command()

@@ -237,7 +237,7 @@ def csv_cell(value: Any) -> str | float | int:
         return int(value)
     if isinstance(value, int | float):
         return _number(value)
-    text = str(value)
+    text = services.printable_text(str(value))  # no NUL or lone surrogate in the file
     if text.startswith(FORMULA_TRIGGERS):
         return "'" + text
     return text

@@ -40,9 +40,27 @@ class SubmissionChange:
     new_status: str
     old_score: float
     new_score: float
+    old_mistakes: list[str] = field(default_factory=list)
+    new_mistakes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def describe(self) -> str:
+        """What changed: ``incorrect 0 -> correct 1``, plus the named mistakes when they differ
+        (a change of mistakes alone is a real change: students see them as sentences)."""
+        parts = []
+        if self.old_status != self.new_status or abs(self.old_score - self.new_score) > 1e-12:
+            parts.append(
+                f"{self.old_status} {self.old_score:.3g} -> {self.new_status} {self.new_score:.3g}"
+            )
+        if list(self.old_mistakes) != list(self.new_mistakes):
+            parts.append(
+                f"mistakes {', '.join(self.old_mistakes) or 'none'} -> "
+                f"{', '.join(self.new_mistakes) or 'none'}"
+                + ("" if parts else f" ({self.new_status} {self.new_score:.3g})")
+            )
+        return "; ".join(parts)
 
 
 @dataclass
@@ -79,6 +97,11 @@ class RegradeSummary:
     def changed(self) -> int:
         return len(self.changes)
 
+    @property
+    def unchanged(self) -> int:
+        """Re-run submissions whose status, score and mistakes all stayed the same."""
+        return max(0, self.regraded - self.changed)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "exercise_id": self.exercise_id,
@@ -111,8 +134,8 @@ class RegradeSummary:
         lines = [
             ("Dry run (nothing saved): regrade" if self.dry_run else "Regrade")
             + f" of {self.exercise_id} against version {self.version_hash[:12]}: "
-            f"{self.regraded} graded submissions re-run; {verb} {self.changed} verdicts and "
-            f"{len(self.progress_changes)} students' points"
+            f"{self.regraded} graded submissions re-run; {verb} {self.changed} verdicts "
+            f"(unchanged: {self.unchanged}) and {len(self.progress_changes)} students' points"
             + (
                 f"; {self.skipped_invalid} invalid answers left as they were"
                 if self.skipped_invalid
@@ -123,7 +146,7 @@ class RegradeSummary:
         for c in self.changes:
             lines.append(
                 f"  submission {c.submission_id} ({c.username}, variant {c.variant_number}): "
-                f"{c.old_status} {c.old_score:.3g} -> {c.new_status} {c.new_score:.3g}"
+                + c.describe()
             )
         for p in self.progress_changes:
             lines.append(
@@ -285,6 +308,8 @@ def regrade_exercise(
                             status,
                             float(s.score),
                             score,
+                            list(s.mistakes or []),
+                            list(codes),
                         )
                     )
                 if verdict_changed or s.version_id != version_id or vdict != s.verdict:

@@ -85,8 +85,10 @@ def parse_roster_csv(text: str) -> list[RosterEntry]:
     """Parse a roster CSV: columns ``username, display name, email`` (a header row naming them,
     in any order and case, is recognized; otherwise that order is assumed).
 
-    Raises ``RosterError`` listing every bad row (``line N: message``): an invalid username or
-    e-mail, a username twice in the file, too many columns, more than ``MAX_ROSTER_ROWS`` rows.
+    Raises ``RosterError`` listing every problem of every bad row (``line N: message``, several
+    per line when a line has several): an invalid username, display name (control or bidi
+    characters, too long) or e-mail, a username twice in the file, too many columns, more than
+    ``MAX_ROSTER_ROWS`` rows.
     """
     if text.startswith("\ufeff"):
         text = text[1:]  # Excel's UTF-8 byte order mark
@@ -110,35 +112,39 @@ def parse_roster_csv(text: str) -> list[RosterEntry]:
         if len(entries) >= MAX_ROSTER_ROWS:
             problems.append(f"more than {MAX_ROSTER_ROWS} students; split the file")
             break
+        line: list[str] = []  # every problem of this line, not only the first
         if len(row) > len(columns) and any(c.strip() for c in row[len(columns) :]):
-            problems.append(
-                f"line {index}: {len(row)} columns, expected at most {len(columns)} "
+            line.append(
+                f"{len(row)} columns, expected at most {len(columns)} "
                 f"({', '.join(c for c in columns if c)})"
             )
-            continue
         values = {
             col: _strip_neutralizer(row[i].strip())
             for i, col in enumerate(columns)
             if col and i < len(row)
         }
+        username = ""
         try:
             username = services.validate_username(values.get("username", ""))
         except services.BadRequest as err:
-            problems.append(f"line {index}: {err.message} (got {values.get('username', '')!r})")
-            continue
+            line.append(f"{err.message} (got {values.get('username', '')!r})")
         email = values.get("email", "")
         if email and (len(email) > 254 or not EMAIL_RE.fullmatch(email)):
-            problems.append(f"line {index}: {email!r} is not an e-mail address")
-            continue
+            line.append(f"{email!r} is not an e-mail address")
         display = values.get("display_name", "")
-        if len(display) > 120:
-            problems.append(f"line {index}: the display name is longer than 120 characters")
+        try:
+            display = services.validate_display_name(display)
+        except services.BadRequest as err:
+            line.append(err.message)
+        if username:
+            key = username_key(username)
+            if key in seen:
+                line.append(f"username {username!r} already on line {seen[key]}")
+            else:
+                seen[key] = index
+        if line:
+            problems.extend(f"line {index}: {p}" for p in line)
             continue
-        key = username_key(username)
-        if key in seen:
-            problems.append(f"line {index}: username {username!r} already on line {seen[key]}")
-            continue
-        seen[key] = index
         entries.append(RosterEntry(index, username, display, email))
     if problems:
         raise RosterError(problems)

@@ -34,6 +34,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.config.update(build_config(instance, config))
+    _trust_proxies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
 
     db.init_app(app)
@@ -49,10 +50,40 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     _register_optional_blueprints(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
+    # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
+    app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
     errors.register(app)
     security.register(app)
     _register_template_helpers(app)
     return app
+
+
+def _trust_proxies(app: Flask) -> None:
+    """Behind N reverse proxies / load balancers (``QUIZAPP_PROXY_FIX=N`` in the config or the
+    environment; default 0 = none), take the client address, scheme, host and port from the
+    ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's ``ProxyFix``): rate limits then
+    count per real client, and ``url_for(..., _external=True)`` / CSRF's referrer check see
+    ``https``.  Never set it without a proxy in front: clients could forge their address.
+    Raises ``ValueError`` for a value that is not a whole number from 0 to 10.
+    """
+    import os
+
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    raw = app.config.get("QUIZAPP_PROXY_FIX", os.environ.get("QUIZAPP_PROXY_FIX", "0"))
+    try:
+        n = int(str(raw).strip() or "0")
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 10:
+        raise ValueError(
+            f"QUIZAPP_PROXY_FIX must be the number of trusted proxies (0 to 10), got {raw!r}"
+        )
+    app.config["QUIZAPP_PROXY_FIX"] = n
+    if n:
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n
+        )
 
 
 #: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
@@ -87,6 +118,10 @@ def _load_user(user_id: str) -> User | None:
 def _register_template_helpers(app: Flask) -> None:
     from quizapp.web import display
 
+    # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
+    # JSON answer, unencodable as UTF-8) and control characters such as NUL become visible
+    # stand-ins instead of a UnicodeEncodeError (500) or a raw NUL in the HTML.
+    app.jinja_env.finalize = display.showable
     app.jinja_env.filters["num"] = display.format_number
     app.jinja_env.filters["markdown"] = display.markdown_html
     app.jinja_env.filters["mathml"] = display.value_html

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,20 @@ CELL_NAME = "cell-{r}-{c}"
 #: Choices are posted as their 1-based number in ``AnswerForm.choices`` (what
 #: ``quizapp.bank.grade_answer`` reads for ``choice``: a letter or a 1-based number).
 CHOICE_BASE = 1
+
+
+def showable(value: Any) -> Any:
+    """Jinja ``finalize``: a text with its unshowable characters replaced (see
+    ``quizapp.services.printable_text``: lone surrogates -> U+FFFD, NUL -> U+2400 '␀', ...);
+    ``Markup`` stays ``Markup``, other values (and None, printed as Jinja always did) unchanged."""
+    if isinstance(value, str):
+        from quizapp.services import printable_text
+
+        shown = printable_text(value)
+        if shown is not value and isinstance(value, Markup):
+            return Markup(shown)
+        return shown
+    return value
 
 
 def format_number(x: Any) -> str:
@@ -86,6 +101,46 @@ def markdown_html(text: str) -> Markup:
     from quizapp.render import render_markdown
 
     return Markup(render_markdown(text or ""))
+
+
+_MATRIX_ENV_RE = re.compile(r"\\begin\{[pbBvV]?matrix\}")
+
+
+def value_in_text(text: str, value: Any) -> bool:
+    """True if a worked-solution step's Markdown ``text`` already shows its ``value``: a vector or
+    matrix as a LaTeX matrix environment (``pmatrix``, ``bmatrix``, ...), a number as the digits
+    :func:`format_number` gives.  The page then does not repeat the value as a block."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        return False
+    if arr.ndim == 0:
+        return (
+            re.search(rf"(?<![\d.]){re.escape(format_number(arr.item()))}(?![\d])", text)
+            is not None
+        )
+    return _MATRIX_ENV_RE.search(text or "") is not None
+
+
+def solution_steps(bank_variant: Any) -> list[dict[str, Any]]:
+    """The worked solution of ``bank_variant`` as the templates show it: per step its title, text
+    (HTML), its value as display math only when the text does not show it already
+    (:func:`value_in_text`), and the heatmap of attention weights where the step asks for one."""
+    steps = []
+    for step in bank_variant.solution:
+        value = getattr(step, "value", None)
+        heat = getattr(step, "heatmap", False) and value is not None
+        show_value = value is not None and not value_in_text(step.text or "", value)
+        steps.append(
+            {
+                "title": step.title,
+                "text": markdown_html(step.text),
+                "value": value_html(value) if show_value else None,
+                "heatmap": heatmap_svg(value, step.row_labels, step.col_labels, title=step.title)
+                if heat
+                else None,
+            }
+        )
+    return steps
 
 
 def _heat_colour(t: float) -> str:
@@ -201,25 +256,16 @@ class FormView:
     text: str = ""
     choices: list[ChoiceView] = field(default_factory=list)
     shape_text: str = ""
+    #: Every unreadable cell of an invalid grid answer: "row 1, column 2: message".
+    cell_problems: list[str] = field(default_factory=list)
 
 
 def grid_shape(form: Any) -> tuple[int, int] | None:
-    """(rows, columns) of the input grid for an ``AnswerForm``, or None when it has no grid.
+    """(rows, columns) of the input grid for an ``AnswerForm``, or None when it has no grid
+    (``quizapp.services.answer_grid_shape``; the API refuses grids of another shape)."""
+    from quizapp.services import answer_grid_shape
 
-    Matrices and partly filled matrices use their shape; a vector of length n is a column of n
-    inputs; ``point_on_line`` asks for ``count`` rows of one input per unknown.
-    """
-    if form.type == "point_on_line":
-        unknowns = form.unknowns or ["x", "y"]
-        return (max(1, int(form.count or 1)), len(unknowns))
-    if form.type not in ("vector", "matrix", "partial_matrix") or not form.show_shape:
-        return None
-    shape = tuple(form.shape or ())
-    if form.type == "vector" and len(shape) == 1:
-        return (int(shape[0]), 1)
-    if len(shape) == 2:
-        return (int(shape[0]), int(shape[1]))
-    return None
+    return answer_grid_shape(form)
 
 
 def _flat_marks(cells: Any, rows: int, cols: int) -> list[list[bool | None]] | None:
@@ -232,23 +278,62 @@ def _flat_marks(cells: Any, rows: int, cols: int) -> list[list[bool | None]] | N
     return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
 
 
+def choice_letter(index: int) -> str:
+    """The letter of choice ``index`` (0-based): ``a``, ``b``, ... ``z``, then ``27``, ..."""
+    return "abcdefghijklmnopqrstuvwxyz"[index] if 0 <= index < 26 else str(index + 1)
+
+
+def extra_mistake_messages(verdict: Any, messages: Any) -> list[str]:
+    """The mistake sentences not already part of the verdict's ``message`` (some graders append
+    the first mistake to the message; showing it again below would say it twice)."""
+    message = str((verdict or {}).get("message") or "")
+    return [m for m in (messages or []) if m and str(m) not in message]
+
+
+def _grid_from_parsed(parsed: Any, rows: int, cols: int) -> list[list[str]] | None:
+    """``parsed`` as rows x cols cell strings (full precision, ``.15g``), or None unless it is a
+    rows x cols matrix (or, for a one-row / one-column grid, a list of that many numbers) of
+    finite numbers: an answer of another shape is never rearranged to fit."""
+    try:
+        arr = np.asarray(parsed, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    vector = arr.ndim == 1 and 1 in (rows, cols) and arr.size == rows * cols
+    if not (arr.shape == (rows, cols) or vector) or not np.isfinite(arr).all():
+        return None
+    flat = [format(float(v), ".15g") for v in arr.reshape(-1)]
+    return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
+
+
 def build_form_view(
     form: Any,
     *,
     answer: str | list[list[str]] | None = None,
     cells: Any = None,
     invalid_cell: Any = None,
+    check_cells: bool = False,
+    parsed: Any = None,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
     marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
-    row None for a vector entry) highlights the cell an invalid answer's problem is in."""
+    row None for a vector entry) highlights the cell an invalid answer's problem is in.  With
+    ``check_cells`` (the answer was invalid), every posted cell is read with
+    ``quizapp.grading.parse_number``, so ALL unreadable cells are marked and listed in
+    ``FormView.cell_problems`` (the grading engine reports only the first).
+    ``parsed`` (the stored parsed answer: number or nested lists) fills the grid when the answer
+    was pasted as text and has the grid's size, so the marks sit next to the numbers they judge."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
             ChoiceView(
                 value=str(i + CHOICE_BASE),
                 id=f"choice-{i}",
-                html=markdown_html(c),
+                # The letter the prompt refers to ("answer with its letter"), as in the bank's
+                # option list: (a), (b), ...
+                html=Markup('<span class="choice-letter">(')
+                + choice_letter(i)
+                + Markup(")</span> ")
+                + markdown_html(c),
                 checked=(text_value.strip() == str(i + CHOICE_BASE)),
             )
             for i, c in enumerate(form.choices or [])
@@ -273,6 +358,8 @@ def build_form_view(
     if len(row_labels) != rows:
         row_labels = [f"row {i + 1}" for i in range(rows)]
     posted = answer if isinstance(answer, list) else None
+    if posted is None and parsed is not None:
+        posted = _grid_from_parsed(parsed, rows, cols)
     marks = _flat_marks(cells, rows, cols)
     bad: tuple[int, int] | None = None
     if posted is not None and isinstance(invalid_cell, list | tuple) and len(invalid_cell) == 2:
@@ -307,6 +394,19 @@ def build_form_view(
                 )
             )
         grid.append(row_cells)
+    problems: list[str] = []
+    if check_cells and posted is not None:
+        from quizapp.grading import InvalidAnswer, parse_number
+
+        for row_cells in grid:
+            for cell in row_cells:
+                if cell.given:
+                    continue
+                try:
+                    parse_number(cell.value)
+                except InvalidAnswer as err:
+                    cell.invalid = True
+                    problems.append(f"{cell.label}: {err.message}")
     shape_text = f"{rows} × {cols}" if form.type != "vector" else f"{rows} entries"
     return FormView(
         mode="grid",
@@ -316,6 +416,7 @@ def build_form_view(
         col_labels=col_labels,
         text=text_value,
         shape_text=shape_text,
+        cell_problems=problems,
     )
 
 

@@ -84,6 +84,8 @@ def _int_arg(name: str, default: int, lo: int, hi: int) -> int:
 def _quiz_arg() -> str | None:
     quiz = request.args.get("quiz") or None
     if quiz is not None:
+        if "\x00" in quiz:  # PostgreSQL refuses NUL in a text parameter (SQLite does not)
+            raise services.NotFound(f"There is no quiz {quiz!r}.")
         inst.get_quiz(db.session, quiz)
     return quiz
 
@@ -224,22 +226,7 @@ def exercise(quiz_id: str, name: str) -> str:
 
 
 def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    steps = []
-    for step in bank_variant.solution:
-        value = getattr(step, "value", None)
-        steps.append(
-            {
-                "title": step.title,
-                "text": display.markdown_html(step.text),
-                "value": display.value_html(value) if value is not None else None,
-                "heatmap": display.heatmap_svg(
-                    value, step.row_labels, step.col_labels, title=step.title
-                )
-                if getattr(step, "heatmap", False) and value is not None
-                else None,
-            }
-        )
-    return steps
+    return display.solution_steps(bank_variant)
 
 
 def _expected_view(bank_variant: Any) -> dict[str, Any]:

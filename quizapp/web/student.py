@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
@@ -40,22 +49,7 @@ def progress() -> str:
 
 
 def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    steps = []
-    for step in bank_variant.solution:
-        value = getattr(step, "value", None)
-        steps.append(
-            {
-                "title": step.title,
-                "text": display.markdown_html(step.text),
-                "value": display.value_html(value) if value is not None else None,
-                "heatmap": display.heatmap_svg(
-                    value, step.row_labels, step.col_labels, title=step.title
-                )
-                if getattr(step, "heatmap", False) and value is not None
-                else None,
-            }
-        )
-    return steps
+    return display.solution_steps(bank_variant)
 
 
 def _expected_view(bank_variant: Any) -> dict[str, Any]:
@@ -112,7 +106,12 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     form_view = display.build_form_view(
-        bank_variant.answer_form, answer=answer, cells=cells, invalid_cell=invalid_cell
+        bank_variant.answer_form,
+        answer=answer,
+        cells=cells,
+        invalid_cell=invalid_cell,
+        check_cells=current is not None and current.status == "invalid",
+        parsed=current.parsed if current is not None and isinstance(answer, str) else None,
     )
     quiz = exercise.quiz
     now = services.utcnow()
@@ -137,8 +136,35 @@ def render_exercise(
         "expected": _expected_view(bank_variant) if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
+        "extra_mistakes": display.extra_mistake_messages,
     }
     return render_template("student/exercise.html", **context), status
+
+
+def check_form_encoding() -> None:
+    """``before_request`` hook, run FIRST (before CSRF reads the form): remember in
+    ``g.form_utf8`` whether the URL-encoded form body holds only UTF-8 percent-escapes.
+
+    Werkzeug decodes form values leniently (an invalid byte sequence is kept as its literal
+    ``%FF`` escape), so a student's answer would be stored and graded as text they never typed.
+    Strict decoding of the raw body (``urllib.parse.parse_qsl(..., errors="strict")``) tells.
+    The body is cached, so ``request.form`` parses the same bytes afterwards.  Multipart bodies
+    are not checked (the exercise form is URL-encoded).
+    """
+    from urllib.parse import parse_qsl
+
+    g.form_utf8 = True
+    if request.method != "POST" or request.mimetype != "application/x-www-form-urlencoded":
+        return
+    raw = request.get_data(cache=True)
+    try:
+        parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        g.form_utf8 = False
+
+
+def _form_body_is_utf8() -> bool:
+    return bool(g.get("form_utf8", True))
 
 
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
@@ -152,6 +178,13 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
     bank_variant = services.generate_variant(variant)
+    if not _form_body_is_utf8():
+        return render_exercise(
+            exercise,
+            error="The answer is not valid text (invalid UTF-8); it used no attempt. "
+            "Type it again, or paste it from a plain-text source.",
+            status=400,
+        )
     posted = display.read_posted_answer(bank_variant.answer_form, request.form)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(

@@ -240,8 +240,8 @@ _WHY = {
         "it squares x, so doubling the input quadruples that part of the output",
     ),
     "abs": (
-        "of the absolute value: $T(-\\mathbf{u}) \\ne -T(\\mathbf{u})$",
-        "of the absolute value: T(-u) ≠ -T(u)",
+        "it takes an absolute value, so $T(-\\mathbf{u}) \\ne -T(\\mathbf{u})$",
+        "it takes an absolute value, so T(-u) ≠ -T(u)",
     ),
 }
 

@@ -1,0 +1,80 @@
+"""Phone layout (390 px wide, Chromium through Playwright): a 2 x 3 answer grid fits, and wide
+matrices in prompts scroll sideways inside their own box (overflow-x) instead of being cut off or
+widening the page.  Skipped when Chromium or Playwright is not installed."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from test_web_support import bank_available, synced_app
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = pytest.mark.skipif(
+    not bank_available() or not Path(CHROMIUM).exists(), reason="needs the bank and Chromium"
+)
+
+MEASURE = """() => {
+  const out = {pageWidth: document.documentElement.scrollWidth, inputs: [], mathOverflow: []};
+  for (const el of document.querySelectorAll('table.grid input')) {
+    out.inputs.push(Math.round(el.getBoundingClientRect().right));
+  }
+  for (const el of document.querySelectorAll('math[display="block"]')) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      out.mathOverflow.push([getComputedStyle(el).overflowX,
+                             Math.round(el.getBoundingClientRect().right)]);
+    }
+  }
+  return out;
+}"""
+
+
+def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from werkzeug.serving import make_server
+
+    app = synced_app(tmp_path, RATELIMIT_ENABLED=False)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(base + "/register")
+            page.fill("#username", "ana")
+            page.fill("#password", "correct horse")
+            page.fill("#confirm", "correct horse")
+            page.click("button[type=submit]")
+            wide_seen = 0
+            for exercise in (
+                "04-retrieval-and-softmax/01-retrieval-scores",  # a 2 x 3 grid
+                "05-attention/01-attention-weights",  # Q and K side by side in the prompt
+                "05-attention/02-attention-output",
+                "05-attention/06-multi-head",
+            ):
+                page.goto(base + "/exercises/" + exercise)
+                m = page.evaluate(MEASURE)
+                assert m["pageWidth"] <= 390, (exercise, m)  # nothing widens the page
+                assert m["inputs"] and max(m["inputs"]) <= 390, (exercise, m)  # grid fits
+                for overflow_x, right in m["mathOverflow"]:
+                    wide_seen += 1
+                    assert overflow_x in ("auto", "scroll") and right <= 390, (exercise, m)
+            page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+            browser.close()
+    finally:
+        server.shutdown()
+        thread.join(5)
+    assert wide_seen >= 1  # at least one prompt matrix is wider than a phone: it scrolls

@@ -1,0 +1,134 @@
+"""Answers and names holding characters a page cannot carry (lone surrogates, NUL, other control
+characters) are stored as typed but shown with visible stand-ins on every page and in every CSV,
+never a 500 (UnicodeEncodeError) and never a raw NUL in the HTML."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from test_instructor_support import DECK, add_user, bank_app, instructor, signed_in, submit
+from test_web_support import bank_available
+
+from quizapp import services
+from quizapp.models import Submission, User, db
+from quizapp.web.display import showable
+
+pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
+
+SURROGATE = "\ud800"
+
+
+def test_printable_text_replaces_only_unshowable_characters() -> None:
+    assert services.printable_text("3\x00") == "3\u2400"
+    assert services.printable_text("a\ud800b") == "a\ufffdb"
+    assert services.printable_text("\x01\x1f\x7f\x85") == "\u2401\u241f\u2421\ufffd"
+    kept = "ok\tline\r\nÁ é 😀 <b>"
+    assert services.printable_text(kept) is kept
+    for text in ("\ud800", "\udfff\x00", "x\x0b"):
+        services.printable_text(text).encode("utf-8")  # never raises
+
+
+def test_showable_keeps_markup_safe_and_other_values() -> None:
+    from markupsafe import Markup
+
+    out = showable(Markup("<b>\x00</b>"))
+    assert isinstance(out, Markup) and out == Markup("<b>\u2400</b>")
+    assert showable(None) is None and showable(3) == 3
+
+
+def _assert_clean(resp) -> str:
+    assert resp.status_code == 200, resp.status_code
+    body = resp.get_data()
+    text = body.decode("utf-8")  # strictly valid UTF-8
+    assert "\x00" not in text and "\x01" not in text
+    return text
+
+
+def test_surrogate_and_nul_answers_render_on_every_page(tmp_path: Path) -> None:
+    app = bank_app(tmp_path)
+    uid = add_user(app, "ana", display_name="Ana")
+    with app.app_context():  # a legacy display name with control characters (now refused)
+        db.session.get(User, uid).display_name = "Ana\x01Alves"
+        db.session.commit()
+    api = app.test_client()
+    token = api.post("/api/v1/token", json={"username": "ana", "password": "correct horse"})
+    headers = {"Authorization": "Bearer " + token.get_json()["token"]}
+    first = api.post(
+        f"/api/v1/exercises/{DECK}/submissions", json={"answer": SURROGATE}, headers=headers
+    )
+    assert first.status_code == 201, first.get_data(as_text=True)
+    submit(app, "ana", DECK, [["3\x00"], ["5"]])
+    submit(app, "ana", DECK, "1, 1")  # a graded wrong answer too (statistics)
+    with app.app_context():  # stored exactly as typed
+        raws = [
+            services.decode_raw_answer(s.answer_format, s.raw_answer)
+            for s in db.session.scalars(db.select(Submission).order_by(Submission.id))
+        ]
+    assert raws[:2] == [SURROGATE, [["3\x00"], ["5"]]]
+
+    page = _assert_clean(signed_in(app, "ana").get("/exercises/" + DECK))
+    assert "\ufffd" in page  # the surrogate answer in the submission history
+    assert "\u2400" in page  # the NUL answer, visibly
+    prof = instructor(app)
+    drill = _assert_clean(prof.get(f"/instructor/students/{uid}"))
+    assert "\ufffd" in drill and "3\u2400" in drill and "Ana\u2401Alves" in drill
+    stats = _assert_clean(prof.get("/instructor/exercises/" + DECK))
+    assert "1, 1" in stats  # the frequent wrong answers
+    for url in (
+        "/instructor/scoreboard",
+        "/instructor/gradebook",
+        "/instructor/students",
+    ):
+        # Names are isolated (<bdi>) so bidi characters cannot reorder the text around them.
+        assert "<bdi>Ana\u2401Alves</bdi>" in _assert_clean(prof.get(url)), url
+    for url in ("/instructor/gradebook.csv", "/instructor/roster.csv"):
+        resp = prof.get(url)
+        assert resp.status_code == 200
+        rows = list(csv.reader(io.StringIO(resp.get_data().decode("utf-8-sig"))))
+        assert rows[1][1] == "Ana\u2401Alves", url
+
+
+def test_nul_in_a_posted_cell_is_echoed_visibly_not_raw(tmp_path: Path) -> None:
+    app = bank_app(tmp_path)
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    page = client.get("/exercises/" + DECK).get_data(as_text=True)
+    from test_web_support import csrf_from
+
+    resp = client.post(
+        "/exercises/" + DECK,
+        data={"csrf_token": csrf_from(page), "via": "text", "answer": "3\x00"},
+    )
+    text = resp.get_data().decode("utf-8")
+    assert "\x00" not in text and "3\u2400" in text
+
+
+def test_invalid_utf8_in_a_form_post_is_refused_not_stored_as_percent_escapes(
+    tmp_path: Path,
+) -> None:
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path)
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
+    body = f"csrf_token={token}&via=text&answer=%FF%FE"
+    resp = client.post(
+        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
+    )
+    assert resp.status_code == 400
+    assert "not valid text (invalid UTF-8)" in resp.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []
+    # Valid UTF-8 percent-escapes still work: "2, 5" with a non-breaking space.
+    ok = client.post(
+        "/exercises/" + DECK,
+        data=f"csrf_token={token}&via=text&answer=2%2C%C2%A05",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert ok.status_code == 200
+    with app.app_context():
+        assert len(db.session.scalars(db.select(Submission)).all()) == 1
