@@ -40,6 +40,50 @@ def _sync(app: Any, path: Path | None) -> Any:
     return report
 
 
+class _ReadTimeoutSocket:
+    """A client socket whose blocking mode has a timeout: every read (or write) waits at most
+    ``timeout`` seconds.  gunicorn's gthread worker puts accepted sockets in plain blocking mode,
+    so a client that sends a partial request (a ``Content-Length`` larger than the body, or a body
+    that never finishes: "slowloris") would hold a worker thread forever and, with a few such
+    connections, starve the server.  Everything but ``setblocking`` is forwarded to the socket."""
+
+    def __init__(self, sock: Any, timeout: float) -> None:
+        self._sock = sock
+        self._timeout = timeout
+
+    def setblocking(self, flag: bool) -> None:
+        if flag:
+            self._sock.settimeout(self._timeout)
+        else:
+            self._sock.setblocking(False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+_WORKER_CLASS: Any = None
+
+
+def read_timeout_worker() -> Any:
+    """gunicorn's ``gthread`` worker whose client sockets time out after ``--timeout`` seconds.
+
+    A request whose headers or body stop arriving is dropped after that long (the thread is
+    freed and serves others); gunicorn's own ``timeout`` only restarts silent *workers*.
+    """
+    global _WORKER_CLASS
+    if _WORKER_CLASS is None:
+        from gunicorn.workers.gthread import ThreadWorker
+
+        class ReadTimeoutThreadWorker(ThreadWorker):  # type: ignore[misc]
+            def handle(self, conn: Any) -> Any:
+                if not isinstance(conn.sock, _ReadTimeoutSocket):
+                    conn.sock = _ReadTimeoutSocket(conn.sock, float(self.cfg.timeout))
+                return super().handle(conn)
+
+        _WORKER_CLASS = ReadTimeoutThreadWorker
+    return _WORKER_CLASS
+
+
 class _GunicornApp:
     """Serve a WSGI app with gunicorn's ``BaseApplication`` API (no command-line parsing)."""
 
@@ -80,7 +124,8 @@ class _GunicornApp:
     default=30,
     show_default=True,
     type=click.IntRange(1, 3600),
-    help="Seconds before a stuck request's worker is restarted.",
+    help="Seconds before a stuck worker is restarted, and before a client that stops sending "
+    "its request is dropped.",
 )
 @click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
 @click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
@@ -107,7 +152,7 @@ def serve(
     options = {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": "gthread",
+        "worker_class": read_timeout_worker(),
         "threads": threads,
         "timeout": timeout,
         "graceful_timeout": 20,
