@@ -47,6 +47,30 @@ _PROTECTED = {"\ue000": "&lt;", "\ue001": "&gt;", "\ue002": "&amp;"}
 _TEXT_COMMAND = re.compile(r"\\(text|textrm|textbf|textit|mathrm|mbox|operatorname)\{([^{}]*)\}")
 
 
+_ALIGN_ENV = re.compile(r"\\begin\{(aligned|align\*?|gathered|gather\*?)\}(.*?)\\end\{\1\}", re.S)
+
+
+def _rewrite_environments(tex: str) -> str:
+    """Rewrite amsmath alignment environments that latex2mathml mis-renders as ``array``.
+
+    latex2mathml (3.x) turns ``aligned``'s ``&`` into a literal ampersand and drops the row
+    breaks; ``array`` converts to a proper ``mtable``.  amsmath's ``aligned`` columns alternate
+    right- and left-aligned (amsmath documentation, section 3.6), so ``a &= b`` becomes
+    ``\\begin{array}{rl} a & = b \\end{array}``; ``gathered`` is one centred column.
+    """
+
+    def swap(m: re.Match[str]) -> str:
+        env, body = m.group(1), m.group(2)
+        if env.startswith("gather"):
+            spec = "c"
+        else:
+            cols = max(row.count("&") for row in body.split("\\\\")) + 1
+            spec = "".join("rl"[i % 2] for i in range(cols))
+        return f"\\begin{{array}}{{{spec}}}{body}\\end{{array}}"
+
+    return _ALIGN_ENV.sub(swap, tex)
+
+
 def _protect_text(tex: str) -> str:
     def swap(m: re.Match[str]) -> str:
         body = m.group(2).replace("<", "\ue000").replace(">", "\ue001").replace("&", "\ue002")
@@ -132,7 +156,9 @@ def render_latex(tex: str, display: bool = False) -> str:
     if len(tex) > MAX_LATEX:
         return _error_html(tex[:200] + "...", display)
     try:
-        raw = _latex_to_mathml(_protect_text(tex), display="block" if display else "inline")
+        raw = _latex_to_mathml(
+            _protect_text(_rewrite_environments(tex)), display="block" if display else "inline"
+        )
     except Exception:  # latex2mathml raises many exception types for bad input
         return _error_html(tex, display)
     return _sanitize_mathml(raw)

@@ -434,12 +434,15 @@ def test_student_leaderboard_is_anonymous_and_highlights_me(tmp_path: Path) -> N
     assert "Ben Brook" not in page
     assert re.search(r'<tr class="me" aria-current="true"><td>2</td><td><strong>You</strong>', page)
     assert "You are <strong>#2</strong> of 2" in page
+    assert 'href="/leaderboard">Leaderboard</a>' in ana.get("/").get_data(as_text=True)
     assert app.test_client().get("/leaderboard").status_code == 302  # sign in first
 
 
 def test_student_leaderboard_is_off_by_default(app) -> None:
     add_user(app, "ana")
-    assert signed_in(app, "ana").get("/leaderboard").status_code == 404
+    ana = signed_in(app, "ana")
+    assert ana.get("/leaderboard").status_code == 404
+    assert 'href="/leaderboard"' not in ana.get("/").get_data(as_text=True)
 
 
 @pytest.mark.parametrize(
