@@ -30,6 +30,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``quizapp.web.database.upgrade_database(app)``); ``quizapp serve`` does it.
     """
     config = dict(config or {})
+    # Import every exercise kind now, in one thread: the registry fills itself lazily on first
+    # use, and threads of a gthread worker racing on that first use saw a half-filled registry
+    # ("unknown kind 'linear_system' (known kinds: )", a 503 under concurrent submits).
+    from quizapp.bank.kinds import all_kinds
+
+    all_kinds()
     instance = Path(config.pop("INSTANCE_PATH", None) or default_instance_path()).resolve()
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
