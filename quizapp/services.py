@@ -241,9 +241,14 @@ def user_for_token(session: Session, token: str) -> User | None:
         return None
     now = utcnow()
     if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
-        # Throttled: at most one write per token per minute.
-        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+        # Throttled: at most one write per token per minute.  In a write transaction
+        # (BEGIN IMMEDIATE on SQLite): upgrading the read transaction above to a writer fails at
+        # once with "database is locked" when another worker wrote meanwhile.
+        row_id, user_id = row.id, row.user_id
+        begin_write(session)
+        session.execute(update(ApiToken).where(ApiToken.id == row_id).values(last_used_at=now))
         session.commit()
+        return session.get(User, user_id)
     return session.get(User, row.user_id)
 
 
