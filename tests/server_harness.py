@@ -227,3 +227,89 @@ class LiveServer:
         )
         assert status == 201, (status, body)
         return str(body["token"])
+
+
+# -- database invariants (read with plain SQL, independent of the app's code) ----------------
+
+
+def check_invariants(database_url: str) -> dict[str, int]:
+    """Assert the stored data is consistent; return row counts.
+
+    - SQLite: ``PRAGMA integrity_check`` is ``ok`` and ``PRAGMA foreign_key_check`` finds nothing.
+    - Every progress row equals what its submissions imply: graded attempts of variant 1,
+      best score/points over them, first correct answer, number of submissions.
+    - Every (user, exercise) with submissions has a progress row.
+    - No variant has more graded attempts than its exercise allows, and their
+      ``attempt_number`` values are 1, 2, ... in submission order.
+    """
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+                assert conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall() == []
+            exercises = {
+                r.id: (float(r.points), int(r.attempts))
+                for r in conn.execute(text("SELECT id, points, attempts FROM exercises"))
+            }
+            subs = conn.execute(
+                text(
+                    "SELECT s.id, s.user_id, s.exercise_id, s.variant_id, s.used_attempt, "
+                    "s.status, s.score, s.attempt_number, s.created_at, v.variant_number "
+                    "FROM submissions s JOIN variants v ON v.id = s.variant_id ORDER BY s.id"
+                )
+            ).fetchall()
+            progress = conn.execute(
+                text(
+                    "SELECT user_id, exercise_id, best_score, best_points, attempts_used, "
+                    "submissions_count, solved_at FROM progress"
+                )
+            ).fetchall()
+    finally:
+        engine.dispose()
+
+    by_pair: dict[tuple[int, str], list[Any]] = {}
+    by_variant: dict[int, list[Any]] = {}
+    for s in subs:
+        by_pair.setdefault((s.user_id, s.exercise_id), []).append(s)
+        by_variant.setdefault(s.variant_id, []).append(s)
+    rows = {(p.user_id, p.exercise_id): p for p in progress}
+    missing = set(by_pair) - set(rows)
+    assert not missing, f"submissions without a progress row: {sorted(missing)[:5]}"
+    for key, p in rows.items():
+        mine = by_pair.get(key, [])
+        graded = [s for s in mine if s.used_attempt and s.variant_number == 1]
+        best = max((float(s.score) for s in graded), default=0.0)
+        points, _ = exercises[key[1]]
+        assert p.attempts_used == len(graded), (key, p.attempts_used, len(graded))
+        assert abs(float(p.best_score) - best) < 1e-9, (key, p.best_score, best)
+        assert abs(float(p.best_points) - round(best * points, 6)) < 1e-6, key
+        assert p.submissions_count == len(mine), (key, p.submissions_count, len(mine))
+        solved = any(s.status == "correct" for s in graded)
+        assert (p.solved_at is not None) == solved, key
+    for variant_id, mine in by_variant.items():
+        graded = [s for s in mine if s.used_attempt]
+        _, attempts = exercises[mine[0].exercise_id]
+        assert len(graded) <= attempts, (variant_id, len(graded), attempts)
+        assert [s.attempt_number for s in graded] == list(range(1, len(graded) + 1)), variant_id
+        assert all(s.attempt_number is None for s in mine if not s.used_attempt), variant_id
+    return {"submissions": len(subs), "progress": len(progress)}
+
+
+def stored_answers(database_url: str) -> dict[int, tuple[int, str, str]]:
+    """submission id -> (user id, answer_format, raw_answer), read with plain SQL."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            return {
+                r.id: (r.user_id, r.answer_format, r.raw_answer)
+                for r in conn.execute(
+                    text("SELECT id, user_id, answer_format, raw_answer FROM submissions")
+                )
+            }
+    finally:
+        engine.dispose()
