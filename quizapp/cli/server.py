@@ -161,6 +161,9 @@ def serve(
         "errorlog": "-",
         "limit_request_line": 8190,
         "forwarded_allow_ips": "127.0.0.1",
+        # gunicorn >= 25 opens a control socket at one fixed path per user (~/.gunicorn); two
+        # servers on a host (tests, two courses) would fight over it, and nothing here uses it.
+        "control_socket_disable": True,
     }
     _GunicornApp(app, options).run()
 
