@@ -65,7 +65,7 @@ _WORKER_CLASS: Any = None
 
 
 def read_timeout_worker() -> Any:
-    """gunicorn's ``gthread`` worker whose client sockets time out after ``--timeout`` seconds.
+    """gunicorn's ``gthread`` worker whose client sockets time out after half ``--timeout``.
 
     A request whose headers or body stop arriving is dropped after that long (the thread is
     freed and serves others); gunicorn's own ``timeout`` only restarts silent *workers*.
@@ -77,7 +77,12 @@ def read_timeout_worker() -> Any:
         class ReadTimeoutThreadWorker(ThreadWorker):  # type: ignore[misc]
             def handle(self, conn: Any) -> Any:
                 if not isinstance(conn.sock, _ReadTimeoutSocket):
-                    conn.sock = _ReadTimeoutSocket(conn.sock, float(self.cfg.timeout))
+                    # Half the worker timeout: when every thread is stuck on a stalled client,
+                    # gunicorn's main loop waits up to `timeout` for one to finish before it
+                    # reports alive; dropping the stalled client first keeps the worker (and the
+                    # requests it is serving) from being killed as silent.
+                    read_timeout = max(1.0, float(self.cfg.timeout) / 2)
+                    conn.sock = _ReadTimeoutSocket(conn.sock, read_timeout)
                 return super().handle(conn)
 
         _WORKER_CLASS = ReadTimeoutThreadWorker
@@ -124,8 +129,8 @@ class _GunicornApp:
     default=30,
     show_default=True,
     type=click.IntRange(1, 3600),
-    help="Seconds before a stuck worker is restarted, and before a client that stops sending "
-    "its request is dropped.",
+    help="Seconds before a stuck worker is restarted; a client that stops sending its request "
+    "is dropped after half of it.",
 )
 @click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
 @click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
