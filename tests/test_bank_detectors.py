@@ -127,6 +127,10 @@ def mistaken_answer(data: dict, v, code: str):
         return mm(B, A)
     if code == "elementwise_product":
         return np.asarray(vals["A"], float) * np.asarray(vals["B"], float)
+    if code == "assumed_commutative":
+        return np.zeros_like(np.asarray(vals["A"], float))
+    if code == "ab_transposed":
+        return mm(np.asarray(vals["A"], float), np.asarray(vals["B"], float)).T
     if kind == "inverse":
         A = np.asarray(vals["A"], float)
         if A.shape == (2, 2):

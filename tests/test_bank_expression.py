@@ -223,10 +223,14 @@ def test_expression_kind_draws_every_variable_type_and_solves() -> None:
     assert shapes == {(2, 3), (3, 3)}
 
 
-def test_answer_form_type_mismatch_is_reported_at_generation() -> None:
-    ex = load_exercise_source("q/p", EXERCISE.replace("type: vector", "type: matrix"))
-    with pytest.raises(BankError, match="answer_form.type is matrix but the answer is a vector"):
-        ex.generate(0)
+def test_answer_form_type_mismatch_is_reported_at_load_at_its_line() -> None:
+    src = EXERCISE.replace("type: vector", "type: matrix")
+    with pytest.raises(
+        BankError, match="answer_form.type is matrix but the answer is a vector"
+    ) as e:
+        load_exercise_source("q/p", src).generate(0)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if t.startswith("answer_form"))
+    assert e.value.line == line
 
 
 def test_impossible_require_stops_with_a_clear_error() -> None:

@@ -66,8 +66,9 @@ def test_bad_yaml_case_gives_expected_message_at_expected_line(
     existed = MARKER.exists()
     started = time.monotonic()
     exercise, errors = load_exercise_file(path)
-    if case.get("by") == "check":
-        assert errors == []
+    if case.get("by") == "check" and not errors:
+        # Validation generates seed 0, so a file that can never produce a variant is usually
+        # caught at load already (at the responsible line); else generating seed 0 fails.
         assert exercise is not None
         with pytest.raises(BankError) as info:
             exercise.generate(0)

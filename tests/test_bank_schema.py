@@ -212,7 +212,7 @@ def test_quiz_yaml_schema(tmp_path: Path) -> None:
     assert msgs == [(2, "unknown key 'descrption': did you mean 'description'?")]
     (quiz / "quiz.yaml").write_text("title: Q\nopens: 2026-03-01 09:00\ncloses: 2026-02-01\n")
     (err,) = load_bank(tmp_path).errors
-    assert "closes must be after opens" in err.message and err.line == 1
+    assert "must be after opens" in err.message and (err.line, err.column) == (3, 9)
     (quiz / "quiz.yaml").write_text(
         "title: Q\nopens: 2026-03-01 09:00\ncloses: 2026-04-01\norder: 3\n"
     )

@@ -119,14 +119,28 @@ def test_check_reports_failing_seeds(bank: Path) -> None:
     )
     code, out, _ = run("check", str(bank), "--seeds", "60")
     assert code == 1
-    failing = [int(s) for s in re.findall(r"systems/inverse seed (\d+): inv\(\): .*singular", out)]
+    answer_line = next(
+        i
+        for i, t in enumerate((bank / "systems/inverse.yaml").read_text().splitlines(), 1)
+        if t.startswith("answer:")
+    )
+    failing = [
+        int(s)
+        for s in re.findall(
+            rf"inverse\.yaml:{answer_line}:\d+: systems/inverse seed (\d+): answer: "
+            r"cannot generate a variant: inv\(\): .*singular",
+            out,
+        )
+    ]
     assert failing, out
     # Independently: the seeds whose first draw is singular (require always holds here); the
     # first three are printed, the rest counted.
     singular = [seed for seed in range(60) if abs(np.linalg.det(_draw_a(seed))) < 1e-9]
     assert failing == singular[:3]
     assert re.search(
-        rf"systems/inverse: {len(singular) - 3} more seeds failed with: inv\(\): .*singular", out
+        rf"systems/inverse: {len(singular) - 3} more seeds failed with: answer: cannot generate "
+        r"a variant: inv\(\): .*singular",
+        out,
     )
 
 
@@ -148,8 +162,17 @@ def test_check_reports_impossible_require_and_constant_exercises(bank: Path) -> 
     )
     code, out, _ = run("check", str(bank), "--seeds", "20")
     assert code == 1
-    assert "systems/never seed 0: require 'det(A) != det(A)' never held in 1000 draws" in out
-    assert "systems/never: stopped after 5 seeds" in out
+    # A file that can never produce a variant fails validation at the constraint's line.
+    line = next(
+        i
+        for i, t in enumerate((bank / "systems/never.yaml").read_text().splitlines(), 1)
+        if "det(A) != det(A)" in t
+    )
+    assert re.search(
+        rf"never\.yaml:{line}:\d+: require\[1\]: cannot generate a variant: "
+        r"require 'det\(A\) != det\(A\)' never held in 1000 draws",
+        out,
+    ), out
     assert "systems/constant: all 20 variants are identical" in out
 
 
@@ -244,4 +267,22 @@ def test_check_reports_the_shared_impossible_require_quickly(
     code, out, _ = run("check", str(root), "--seeds", "200")
     assert time.monotonic() - started < 30
     assert code == 1
-    assert "q/impossible-require seed 0: require 'det(A) != det(A)' never held" in out
+    assert (
+        "impossible-require.yaml:7:5: require[1]: cannot generate a variant: "
+        "require 'det(A) != det(A)' never held" in out
+    ), out
+
+
+def test_course_yaml_at_the_bank_root_is_course_settings_not_an_exercise(bank: Path) -> None:
+    (bank / "course.yaml").write_text("weights:\n  systems: 100\n  sytems: 5\n")
+    assert not load_bank(bank).errors
+    code, out, err = run("validate", str(bank))
+    assert (code, out) == (0, "OK: 1 quiz, 1 exercise, no problems.\n")
+    assert "there is no quiz 'sytems'" in err
+
+
+def test_invalid_course_yaml_fails_validation_with_its_line(bank: Path) -> None:
+    (bank / "course.yaml").write_text("weights:\n  systems: heavy\n")
+    code, out, _ = run("validate", str(bank))
+    assert code == 1
+    assert f"{bank / 'course.yaml'}:2" in out

@@ -49,8 +49,20 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
 
     Dispatches on ``variant.answer_form.type`` (see the module docstring).  Never raises for bad
     input: an answer that cannot be read gives an ``invalid`` verdict saying what is wrong and
-    where.
+    where.  Each mistake code appears at most once in ``mistakes`` (the first found is kept).
     """
+    verdict = _dispatch(variant, answer)
+    seen: set[str] = set()
+    unique = []
+    for m in verdict.mistakes:
+        if m.code not in seen:
+            seen.add(m.code)
+            unique.append(m)
+    verdict.mistakes = unique
+    return verdict
+
+
+def _dispatch(variant: Variant, answer: Answer) -> Verdict:
     form = variant.answer_form
     if form.type in ("scalar", "vector", "matrix"):
         return grade(

@@ -37,9 +37,14 @@ class CheckFailure:
     exercise_id: str
     seed: int | None
     message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
         where = self.exercise_id if self.seed is None else f"{self.exercise_id} seed {self.seed}"
+        if self.file is not None and self.line is not None:
+            where = f"{self.file}:{self.line}:{self.column or 1}: {where}"
         return f"{where}: {self.message}"
 
 
@@ -81,7 +86,8 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
     try:
         v = exercise.generate(seed)
     except BankError as err:
-        fail(err.message.removeprefix(f"seed {seed}: "))
+        message = err.message.removeprefix(f"seed {seed}: ").removesuffix(f" (seed {seed})")
+        fails.append(CheckFailure(exercise.id, seed, message, err.file, err.line, err.column))
         return None, fails
     if not _finite(v.expected):
         fail(f"the expected answer is not finite: {v.expected!r}")

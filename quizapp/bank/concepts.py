@@ -134,6 +134,12 @@ _ALL = [
         "Read a row of the attention weights to see which token a token attends to most.",
     ),
     Concept(
+        "token_embeddings",
+        "Embeddings as rows of a matrix",
+        "Each token is a row of an embedding matrix E; the dot products EE^T compare every pair "
+        "of tokens, the same row-times-column products that give QK^T.",
+    ),
+    Concept(
         "multi_head_attention",
         "Multi-head attention",
         "Split the projections into heads, attend per head, concatenate the heads and multiply by "

@@ -28,9 +28,11 @@ from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
 from quizapp.bank.types import Kind, KindParams, Variant
 from quizapp.bank.validate import check_exercise
-from quizapp.bank.yamlio import BankError, parse_yaml
+from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 
 QUIZ_FILE = "quiz.yaml"
+#: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
+COURSE_FILE = "course.yaml"
 MAX_SEED = 2**63
 
 
@@ -85,15 +87,19 @@ class Exercise:
         rng = np.random.default_rng(int(seed))
         try:
             generated = self.kind.generate(self.params, rng)
-            prompt = render(self.spec.prompt, generated.values)
-            hints = [render(h, generated.values) for h in self.spec.hints]
-        except TemplateError as exc:
-            raise BankError(self.path, None, None, f"seed {seed}: prompt: {exc.message}") from exc
         except BankError:
             raise
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            raise BankError(self.path, None, None, f"seed {seed}: {message}") from exc
+            raise self._located(seed, exc) from exc
+        label = "prompt"
+        try:
+            prompt = render(self.spec.prompt, generated.values)
+            hints = []
+            for i, h in enumerate(self.spec.hints):
+                label = f"hints[{i + 1}]"
+                hints.append(render(h, generated.values))
+        except TemplateError as exc:
+            raise self._located(seed, exc, label) from exc
         return Variant(
             exercise_id=self.id,
             seed=int(seed),
@@ -109,6 +115,27 @@ class Exercise:
             detectors=tuple(generated.detectors),
             hints=hints,
         )
+
+    def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
+        """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:
+        ...`` at the responsible field of the source (re-parsed only on failure)."""
+        from quizapp.bank.validate import generation_error, template_error, template_texts
+
+        try:
+            data, located = parse_yaml(self.source, self.path)
+        except BankError:
+            data, located = None, None
+        if isinstance(exc, TemplateError):
+            for text_label, _text, mark, style in (
+                template_texts(data, located) if isinstance(data, dict) and located else []
+            ):
+                if text_label == label:
+                    return template_error(exc, label, mark, style, self.path, seed)
+            return BankError(self.path, None, None, f"seed {seed}: {label}: {exc.message}")
+        if located is None:
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            return BankError(self.path, None, None, f"seed {seed}: {message}")
+        return generation_error(exc, self.kind, located, self.path, seed)
 
 
 @dataclass(eq=False)
@@ -191,16 +218,16 @@ def load_exercise_file(
     """Load one exercise file; its id defaults to ``<parent folder>/<stem>``.  Never raises."""
     file = str(path)
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [BankError(file, None, None, f"cannot read the file: {exc}")]
+        source = read_text(path, file)
+    except BankError as err:
+        return None, [err]
     return _parse_exercise(exercise_id or f"{path.parent.name}/{path.stem}", source, file)
 
 
 def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, list[BankError]]:
     file = str(path)
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_text(path, file)
         data, located = parse_yaml(source, file)
     except BankError as err:
         return None, "", [err]
@@ -212,10 +239,32 @@ def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, lis
             source,
             [BankError(file, 1, 1, "quiz.yaml is a mapping (title:, description:, order:, ...)")],
         )
+    errors: list[BankError] = []
+    spec: QuizSpec | None = None
     try:
-        return QuizSpec.model_validate(data), source, []
+        spec = QuizSpec.model_validate(data)
     except ValidationError as exc:
-        return None, source, pydantic_errors(exc, QuizSpec, located, file)
+        errors = pydantic_errors(exc, QuizSpec, located, file)
+    # The dates are compared on their own, so a bad order is reported beside other problems.
+    try:
+        dates = QuizSpec.model_validate(
+            {"title": "x", **{k: data[k] for k in ("opens", "closes") if k in data}}
+        )
+    except ValidationError:
+        dates = None
+    if dates is not None and not dates.dates_in_order():
+        mark = located.values.get("closes", located.start)
+        errors.append(
+            BankError(
+                file,
+                mark.line,
+                mark.column,
+                f"closes ({dates.closes}) must be after opens ({dates.opens})",
+            )
+        )
+    if errors:
+        return None, source, sorted(errors, key=BankError.sort_key)
+    return spec, source, []
 
 
 def _yaml_files(folder: Path) -> list[Path]:
@@ -274,10 +323,11 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
         data, located = parse_yaml(source, str(quiz_file))
         loc = located.children.get("exercises")
         listed: list[str] = []
+        first_at: dict[str, int] = {}
         for i, stem in enumerate(spec.exercises):
             stem = re.sub(r"\.ya?ml$", "", stem)
+            mark = loc.values[i] if loc else located.start
             if stem not in stems:
-                mark = loc.values[i] if loc else located.start
                 bank.errors.append(
                     BankError(
                         str(quiz_file),
@@ -286,8 +336,32 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
                         f"exercises: no file {stem}.yaml in {folder.name}/",
                     )
                 )
-            elif stem not in listed:
+            elif stem in first_at:
+                bank.errors.append(
+                    BankError(
+                        str(quiz_file),
+                        mark.line,
+                        mark.column,
+                        f"exercises: {stem} is listed twice (first at line {first_at[stem]})",
+                    )
+                )
+            else:
                 listed.append(stem)
+                first_at[stem] = mark.line
+        key = located.keys.get("exercises", located.start)
+        for stem in stems:
+            if stem not in listed:
+                # An error, not a warning: `exercises:` fixes the order, so a file left out
+                # would silently appear last (or was meant to be deleted).
+                bank.errors.append(
+                    BankError(
+                        str(quiz_file),
+                        key.line,
+                        key.column,
+                        f"exercises: {stem}.yaml is in {folder.name}/ but not listed here "
+                        "(list it, or remove the file)",
+                    )
+                )
         order = listed + [s for s in stems if s not in listed]
     bank.quizzes[quiz_id] = Quiz(
         id=quiz_id,
@@ -322,7 +396,7 @@ def load_bank(root: Path | str) -> Bank:
             p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
         )
         quiz_folders = [f for f in folders if (f / QUIZ_FILE).is_file() or _yaml_files(f)]
-        loose = _yaml_files(root)
+        loose = [p for p in _yaml_files(root) if p.name != COURSE_FILE]
         if not quiz_folders and loose:
             _load_quiz_folder(root, bank)
         else:
@@ -337,5 +411,33 @@ def load_bank(root: Path | str) -> Bank:
                 )
             for folder in quiz_folders:
                 _load_quiz_folder(folder, bank)
+    _check_orders(bank)
     bank.errors.sort(key=BankError.sort_key)
     return bank
+
+
+def _check_orders(bank: Bank) -> None:
+    """Two quizzes that both write the same ``order:`` would be listed in an arbitrary-looking
+    order (by folder name): each later one is an error at its ``order:`` line.  (Quizzes that
+    leave ``order`` out are ordered by folder name, as documented.)"""
+    seen: dict[int, Quiz] = {}
+    for quiz in sorted(bank.quizzes.values(), key=lambda q: q.id):
+        try:
+            _, located = parse_yaml(quiz.source, quiz.path)
+        except BankError:
+            continue
+        mark = located.values.get("order")
+        if mark is None:
+            continue
+        if quiz.order in seen:
+            bank.errors.append(
+                BankError(
+                    quiz.path,
+                    mark.line,
+                    mark.column,
+                    f"order {quiz.order} is also the order of quiz {seen[quiz.order].id!r}: "
+                    "give each quiz its own order",
+                )
+            )
+        else:
+            seen[quiz.order] = quiz

@@ -234,11 +234,10 @@ class QuizSpec(_Strict):
             return dt.datetime(v.year, v.month, v.day)
         return v
 
-    @model_validator(mode="after")
-    def _order(self) -> QuizSpec:
-        if self.opens and self.closes and self.closes <= self.opens:
-            raise ValueError("closes must be after opens")
-        return self
+    def dates_in_order(self) -> bool:
+        """False when both dates are set and ``closes`` is not after ``opens`` (checked by the
+        loader, which reports it at the ``closes:`` line alongside any other problem)."""
+        return not (self.opens and self.closes and self.closes <= self.opens)
 
 
 # --- error mapping ---------------------------------------------------------------------------

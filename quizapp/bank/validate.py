@@ -24,11 +24,14 @@ from quizapp.bank.schema import (
     pydantic_errors,
     suggest,
 )
-from quizapp.bank.template import TemplateError, placeholder_line, placeholders
+from quizapp.bank.template import TemplateError, placeholder_line, placeholders, render
 from quizapp.bank.types import Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
 EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form")
+#: Seeds every exercise must generate (and render) at validation time (and so at every load,
+#: which is why it is one seed; ``quizapp check`` samples many).
+VALIDATE_SEEDS = (0,)
 
 
 @dataclass
@@ -107,6 +110,8 @@ def check_exercise(
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
     errors.extend(_check_templates(data, kind, params, located, file, generate_ok=not errors))
+    if not errors and kind is not None and params is not None:
+        errors.extend(_check_generation(data, kind, params, located, file))
     if errors or spec is None or kind is None or params is None:
         return None, sorted(errors, key=BankError.sort_key)
     return Checked(spec, kind, params), []
@@ -244,18 +249,7 @@ def _check_templates(
     """Template syntax, and every placeholder names a value: for ``expression`` the variables;
     for other kinds the values of a generated variant (seed 0, only when the rest is valid)."""
     errors: list[BankError] = []
-    texts: list[tuple[str, str, Mark, str | None]] = []
-    if isinstance(data.get("prompt"), str):
-        texts.append(
-            ("prompt", data["prompt"], located.values["prompt"], located.styles.get("prompt"))
-        )
-    hints_loc = located.children.get("hints")
-    if isinstance(data.get("hints"), list) and hints_loc is not None:
-        for i, hint in enumerate(data["hints"]):
-            if isinstance(hint, str):
-                texts.append(
-                    (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
-                )
+    texts = template_texts(data, located)
     used: list[tuple[str, str, Mark, str | None, set[str]]] = []
     for label, text, mark, style in texts:
         try:
@@ -279,13 +273,7 @@ def _check_templates(
             # A kind's value names are known only from a generated variant: generate seed 0.
             known = set(kind.generate(params, np.random.default_rng(0)).values)
         except Exception as exc:  # a kind that cannot generate seed 0 is itself a problem
-            return errors + [
-                _at(
-                    file,
-                    located.values["kind"],
-                    f"kind {kind.name!r} failed to generate seed 0: {exc}",
-                )
-            ]
+            return errors + [generation_error(exc, kind, located, file, 0)]
     for label, text, mark, style, names in used:
         for name in sorted(names - known):
             best = suggest(name, sorted(known))
@@ -305,3 +293,94 @@ def _line_in(mark: Mark, style: str | None, line: int) -> Mark:
     if style in ("|", ">"):
         return Mark(mark.line + line, 1)
     return mark
+
+
+def field_mark(located: Located, field: tuple[Any, ...] | None) -> Mark:
+    """The position of the YAML field responsible for a generation failure: ``("variables",
+    name)`` the variable's key, ``("require", i)`` the i-th constraint, ``("answer",)`` /
+    ``("answer_form",)`` / ``("params",)`` that field (its value for a scalar, else its key);
+    the ``kind:`` line when unknown."""
+    if field:
+        head = field[0]
+        child = located.children.get(head)
+        if len(field) > 1 and child is not None:
+            if field[1] in child.keys:
+                return child.keys[field[1]]
+            if field[1] in child.values:
+                return child.values[field[1]]
+        if head in located.values and head not in located.children:
+            return located.values[head]
+        if head in located.keys:
+            return located.keys[head]
+    return located.keys.get("kind", located.start)
+
+
+def generation_error(
+    exc: BaseException, kind: Kind, located: Located, file: str, seed: int
+) -> BankError:
+    """A failure of ``kind.generate`` at ``seed`` as a ``BankError`` at the responsible field's
+    line (``field`` attribute set by the ``expression`` kind; ``params:`` for other kinds)."""
+    field = getattr(exc, "field", None) or (("params",) if "params" in located.keys else None)
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    if isinstance(exc, RecursionError):
+        message = "nesting too deep (recursion)"
+    if not field:
+        what = f"kind {kind.name}"
+    elif field[0] == "require" and len(field) > 1 and isinstance(field[1], int):
+        what = f"require[{field[1] + 1}]"
+    else:
+        what = ".".join(str(f) for f in field)
+    return _at(
+        file,
+        field_mark(located, field),
+        f"{what}: cannot generate a variant: {message} (seed {seed})",
+    )
+
+
+def template_texts(
+    data: dict[str, Any], located: Located
+) -> list[tuple[str, str, Mark, str | None]]:
+    """The templates of an exercise: (label, text, position, YAML scalar style)."""
+    texts: list[tuple[str, str, Mark, str | None]] = []
+    if isinstance(data.get("prompt"), str):
+        texts.append(
+            ("prompt", data["prompt"], located.values["prompt"], located.styles.get("prompt"))
+        )
+    hints_loc = located.children.get("hints")
+    if isinstance(data.get("hints"), list) and hints_loc is not None:
+        for i, hint in enumerate(data["hints"]):
+            if isinstance(hint, str):
+                texts.append(
+                    (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
+                )
+    return texts
+
+
+def template_error(
+    exc: TemplateError, label: str, mark: Mark, style: str | None, file: str, seed: int
+) -> BankError:
+    """A template failure at the template's own line inside the YAML file."""
+    return _at(file, _line_in(mark, style, exc.line or 1), f"{label}: {exc.message} (seed {seed})")
+
+
+def _check_generation(
+    data: dict[str, Any], kind: Kind, params: KindParams, located: Located, file: str
+) -> list[BankError]:
+    """Generate and render ``VALIDATE_SEEDS`` as ``Exercise.generate`` does, so that a file that
+    can never produce a variant (or whose template hangs or explodes) fails validation, located
+    at the responsible field.  Stops at the first failing seed."""
+    texts = template_texts(data, located)
+    for seed in VALIDATE_SEEDS:
+        try:
+            generated = kind.generate(params, np.random.default_rng(seed))
+        except Exception as exc:  # noqa: BLE001 - any failure is the file's problem
+            return [generation_error(exc, kind, located, file, seed)]
+        errors = []
+        for label, text, mark, style in texts:
+            try:
+                render(text, generated.values)
+            except TemplateError as exc:
+                errors.append(template_error(exc, label, mark, style, file, seed))
+        if errors:
+            return errors
+    return []

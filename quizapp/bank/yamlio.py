@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -138,6 +139,7 @@ class _Builder:
         self.file = file
         self.count = 0
         self.scalars = yaml.SafeLoader("")  # only its construct_scalar/resolvers are used
+        self.open: set[int] = set()  # collections being built (to find recursive aliases)
 
     def error(self, node: Node, message: str) -> BankError:
         m = _mark(node)
@@ -165,6 +167,19 @@ class _Builder:
             except yaml.YAMLError as exc:
                 raise self.error(node, f"bad value {node.value!r}: {exc}") from None
             return value, None
+        if id(node) in self.open:
+            raise self.error(
+                node,
+                "this anchor is used by an alias inside itself (a recursive alias such as "
+                "'&a [*a]'): exercise data must be a tree",
+            )
+        self.open.add(id(node))
+        try:
+            return self._build_collection(node)
+        finally:
+            self.open.discard(id(node))
+
+    def _build_collection(self, node: Node) -> tuple[Any, Located | None]:
         if isinstance(node, SequenceNode):
             loc = Located(_mark(node))
             items: list[Any] = []
@@ -203,6 +218,35 @@ class _Builder:
         raise self.error(node, "unsupported YAML node")  # pragma: no cover
 
 
+#: Characters YAML 1.1 does not allow in a stream (PyYAML's reader rejects them without a line).
+_NON_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def read_text(path: Path, file: str) -> str:
+    """A bank file's text as UTF-8.  Raises ``BankError`` at the line and column of the first
+    byte that is not UTF-8 (e.g. a Latin-1 ``é``), or when the file cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BankError(file, None, None, f"cannot read the file: {exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        start = before.rfind(b"\n") + 1
+        column = len(data[start : exc.start].decode("utf-8", errors="replace")) + 1
+        raise BankError(
+            file,
+            line,
+            column,
+            f"the byte 0x{data[exc.start]:02x} is not UTF-8: save the file as UTF-8 "
+            "(it may be Latin-1 or Windows-1252)",
+        ) from None
+
+
 def parse_yaml(text: str, file: str) -> tuple[Any, Located]:
     """Parse one YAML document safely.
 
@@ -213,6 +257,18 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Located]:
     """
     if len(text) > MAX_CHARS:
         raise BankError(file, None, None, f"file is larger than {MAX_CHARS} characters")
+    bad = _NON_PRINTABLE.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        char = bad.group(0)
+        what = "a NUL byte" if char == "\0" else f"the control character U+{ord(char):04X}"
+        raise BankError(
+            file,
+            line,
+            column,
+            f"{what} is not allowed in a YAML file (is it a binary or UTF-16 file?)",
+        )
     if not text.strip() or all(
         not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
     ):

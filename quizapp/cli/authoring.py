@@ -5,6 +5,7 @@ Pure: they read YAML files and never touch the database or the application.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import click
 import numpy as np
 
-from quizapp.bank.loader import Bank, Exercise, load_bank, load_exercise_file
+from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
 from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm
@@ -37,6 +38,28 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word if n == 1 else plural}"
 
 
+def _course_file_problems(path: Path, bank: Bank) -> list[str]:
+    """Problems of ``PATH/course.yaml`` (quiz weights), if the bank has one: ``file:line: ...``
+    for an invalid file.  Weights naming unknown quizzes and unweighted quizzes are printed as
+    warnings (they do not fail validation: an unweighted quiz may be practice only)."""
+    course_file = path / COURSE_FILE
+    if not path.is_dir() or not course_file.is_file():
+        return []
+    from quizapp.instructor.course import (  # the instructor side owns the course settings
+        CourseConfigError,
+        course_config_warnings,
+        parse_course_config,
+    )
+
+    try:
+        config = parse_course_config(course_file.read_text(encoding="utf-8"), str(course_file))
+    except (CourseConfigError, UnicodeDecodeError) as exc:
+        return [str(exc)]
+    for warning in course_config_warnings(config, bank.quizzes):
+        click.echo("warning: " + warning.replace(COURSE_FILE, str(course_file), 1), err=True)
+    return []
+
+
 @click.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 def validate(path: Path) -> None:
@@ -47,10 +70,12 @@ def validate(path: Path) -> None:
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
     bank = _load(path)
-    for err in bank.errors:
-        click.echo(str(err))
-    if bank.errors:
-        click.echo(f"{_plural(len(bank.errors), 'problem')} found.", err=True)
+    problems = [str(err) for err in bank.errors]
+    problems += _course_file_problems(path, bank)
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        click.echo(f"{_plural(len(problems), 'problem')} found.", err=True)
         sys.exit(1)
     click.echo(
         f"OK: {_plural(len(bank.quizzes), 'quiz')}, {_plural(len(bank.exercises), 'exercise')}, "
@@ -116,13 +141,45 @@ def _text_value(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + "[ " + "  ".join(c.rjust(width) for c in r) + " ]" for r in cells)
 
 
+_FLOAT = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _denoise(text: str) -> str:
+    """Numbers in ``text`` as ``format_number`` shows them (noise such as ``1.5e-17`` as 0);
+    display only."""
+    return _FLOAT.sub(lambda m: format_number(float(m.group(0)), 12), text)
+
+
+def _letter(i: int) -> str:
+    return "abcdefghijklmnopqrstuvwxyz"[i] if 0 <= i < 26 else str(i + 1)
+
+
+def _expected_text(v: Any) -> str:
+    """The expected answer as a student gives it: for ``choice`` the option's letter and
+    1-based number (``variant.expected`` is the 0-based index, which students never see); for
+    ``index`` the 1-based position and its label; otherwise the value."""
+    form = v.answer_form
+    if form.type == "choice":
+        i = int(v.expected)
+        option = form.choices[i] if form.choices and 0 <= i < len(form.choices) else ""
+        return f"    ({_letter(i)}), option {i + 1}: {option}"
+    if form.type == "index":
+        k = int(v.expected)
+        labels = form.choices or form.col_labels or []
+        label = f": {labels[k - 1]}" if 1 <= k <= len(labels) else ""
+        return f"    {k}{label}"
+    return _text_value(v.expected)
+
+
 def _form_text(form: AnswerForm) -> str:
     parts = [form.type]
     if form.shape is not None and form.type in ("vector", "matrix", "partial_matrix"):
         parts.append("x".join(str(d) for d in form.shape))
         parts.append("grid shown" if form.show_shape else "shape not shown (free text)")
     if form.choices:
-        parts.append("choices: " + " | ".join(f"({i + 1}) {c}" for i, c in enumerate(form.choices)))
+        parts.append(
+            "choices: " + " | ".join(f"({_letter(i)}) {c}" for i, c in enumerate(form.choices))
+        )
     if form.count > 1:
         parts.append(f"{form.count} distinct answers")
     if form.row_labels:
@@ -178,9 +235,9 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
     out("")
     out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
     out(click.style("Expected answer", underline=True) + ":")
-    out(_text_value(v.expected))
+    out(_expected_text(v))
     if answer is not None:
-        out(f"    as typed: {answer}")
+        out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "

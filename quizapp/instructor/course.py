@@ -59,7 +59,8 @@ def parse_course_config(text: str, file: str = COURSE_FILE) -> CourseConfig:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        line = _line_of(text, str(first["loc"][0]) if first["loc"] else "")
+        keys = [str(p) for p in first["loc"] if isinstance(p, str)]
+        line = _line_of(text, keys[-1] if keys else "")  # the innermost key that failed
         raise CourseConfigError(f"{file}:{line}: {where}: {first['msg']}") from None
     if config.weights is not None:
         for quiz_id, weight in config.weights.items():

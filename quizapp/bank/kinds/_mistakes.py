@@ -248,6 +248,12 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("softmax", "softmax_axis"): _softmax_axis,
     ("softmax", "softmax_no_exp"): _softmax_no_exp,
     ("product", "wrong_order"): _product_wrong_order,
+    ("product", "assumed_commutative"): lambda c: (
+        np.zeros_like(_f(c["A"])) if c.get("op") == "AB-BA" else None
+    ),
+    ("product", "ab_transposed"): lambda c: (
+        (_f(c["A"]) @ _f(c["B"])).T if c.get("op") == "BA" else None
+    ),
     ("product", "elementwise_product"): _product_elementwise,
     ("inverse", "missing_determinant"): _inverse_missing_det,
     ("inverse", "inverse_sign"): _inverse_sign,
@@ -321,6 +327,14 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
         "You divided each entry by the sum without exponentiating first: softmax uses exp(xᵢ)."
     ),
     ("product", "wrong_order"): _msg_order,
+    ("product", "assumed_commutative"): lambda c: (
+        "You answered 0, as if AB = BA; matrix products do not commute in general, so compute "
+        "AB and BA separately."
+    ),
+    ("product", "ab_transposed"): lambda c: (
+        "That is (AB)^T = B^T A^T, not BA: transposing reverses the order but also transposes "
+        "each factor."
+    ),
     ("product", "elementwise_product"): lambda c: (
         "You multiplied entry by entry; a matrix product takes rows times columns."
     ),
@@ -390,3 +404,57 @@ def distinguishable_codes(
         if v is not None and distinct(expected, v, decimals):
             out.append(code)
     return tuple(out)
+
+
+#: The attention mistakes every attention variant must punish (at most half the credit).
+GUARDED_ATTENTION = ("missing_scale", "scores_transposed", "softmax_axis", "missing_softmax")
+#: Largest share of the graded cells a named mistake may get right.
+MAX_MISTAKE_CREDIT = 0.5
+
+
+def mistake_credit(
+    expected: Any,
+    ctx: Ctx,
+    codes: tuple[str, ...],
+    decimals: int = 2,
+    mask: np.ndarray | None = None,
+) -> dict[str, float]:
+    """For each code whose mistaken value exists with the expected shape: the share of graded
+    cells (``mask`` True, or all) the mistaken value gets right.  "Right" is judged generously
+    (``|a - e| <= 3·10**-decimals + 0.02·|e|``, wider than any attention exercise's tolerance),
+    so a variant accepted by ``credit_ok`` gives the mistake at most that share under the real
+    tolerance too."""
+    exp = _f(expected)
+    out: dict[str, float] = {}
+    for code in codes:
+        v = mistaken_value(code, ctx)
+        if v is None or np.shape(v) != exp.shape:
+            continue
+        close = np.abs(_f(v) - exp) <= 3 * 10.0**-decimals + 0.02 * np.abs(exp)
+        if mask is not None:
+            close = close[np.asarray(mask, dtype=bool)]
+        out[code] = float(np.mean(close)) if close.size else 1.0
+    return out
+
+
+def credit_ok(
+    expected: Any,
+    ctx: Ctx,
+    codes: tuple[str, ...],
+    decimals: int = 2,
+    mask: np.ndarray | None = None,
+) -> bool:
+    """True when none of ``codes`` (plus ``GUARDED_ATTENTION`` for attention contexts) earns
+    more than ``MAX_MISTAKE_CREDIT`` of the graded cells (see ``mistake_credit``)."""
+    guard = tuple(
+        dict.fromkeys(codes + (GUARDED_ATTENTION if ctx.get("family") == "attention" else ()))
+    )
+    credit = mistake_credit(expected, ctx, guard, decimals, mask)
+    return all(c <= MAX_MISTAKE_CREDIT for c in credit.values())
+
+
+def constant_column(values: np.ndarray) -> bool:
+    """Whether a value matrix has a column with one value in every row: such a column of the
+    attention output is the same for any weights, so wrong weights would earn its credit."""
+    arr = _f(values)
+    return arr.ndim == 2 and arr.shape[0] > 1 and bool(np.any(np.ptp(arr, axis=0) == 0))

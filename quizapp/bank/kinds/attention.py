@@ -24,7 +24,7 @@ from quizapp import linalg
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
-from ._mistakes import distinguishable_codes
+from ._mistakes import constant_column, credit_ok, distinguishable_codes
 from ._util import (
     KEYWORD_WORDS,
     QUERY_WORDS,
@@ -247,6 +247,8 @@ class RetrievalRank(Kind):
         def make():
             Q = ints(rng, p.entries, (p.queries, p.d)).astype(float)
             K = ints(rng, p.entries, (p.keywords, p.d)).astype(float)
+            if np.any(np.all(K == 0, axis=1)) or np.any(np.all(Q == 0, axis=1)):
+                return None  # an all-zero keyword or query scores 0 with everything
             qi = int(rng.integers(p.queries))
             row = (Q @ K.T)[qi]
             top2 = np.sort(row)[-2:]
@@ -303,6 +305,8 @@ class RetrievalRank(Kind):
                 "index_mistakes": mistakes,
                 "count": p.keywords,
                 "query_row": qi,
+                "Q": Q,
+                "K": K,
             },
         )
 
@@ -375,6 +379,7 @@ def _draw_attention(
     *,
     project: tuple[np.ndarray, tuple[int, int], IntRange] | None = None,
     required: tuple[str, ...] = ("missing_scale", "softmax_axis", "missing_softmax"),
+    distinct_rows: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any], tuple[str, ...]]:
     """Draw ``Q, K, V`` meeting the attention guarantees; returns them with context and detectors.
 
@@ -391,15 +396,21 @@ def _draw_attention(
         Q = ints(rng, entries, (n_q, d)).astype(float)
         K = ints(rng, entries, (n_k, d)).astype(float)
         V = ints(rng, value_entries, (n_k, d_v)).astype(float)
+        if ask == "output" and constant_column(V):
+            return None  # that output column would be right for any weights
         W = linalg.softmax(linalg.scaled_scores(Q, K))
         if not not_saturated(W, decimals):
             return None
         if n_k > 1 and np.any(np.ptp(W, axis=1) < 10.0**-decimals):
             return None  # uniform rows: scaling and softmax mistakes would not show
+        if distinct_rows and any(len(set(np.round(r, decimals).tolist())) < len(r) for r in W):
+            return None  # tied weights in a row (at the asked precision)
         ctx: dict[str, Any] = {"family": "attention", "Q": Q, "K": K, "V": V, "ask": ask}
         codes = distinguishable_codes(_expected(Q, K, V, ask), ctx, want, decimals)
         if any(c not in codes for c in need):
             return None
+        if not credit_ok(_expected(Q, K, V, ask), ctx, codes, decimals):
+            return None  # a named mistake would earn more than half the credit
         return Q, K, V, ctx, codes
 
     Q, K, V, ctx, codes = draw(rng, make, "non-saturated weights with recognisable mistakes")
@@ -443,6 +454,8 @@ class SelfAttention(Kind):
             if len({tuple(r) for r in X.tolist()}) < n:
                 return None
             Q, K, V = X @ WQ, X @ WK, X @ WV
+            if p.ask == "output" and constant_column(V):
+                return None  # that output column would be right for any weights
             out, W = linalg.self_attention(X, WQ, WK, WV)
             if not not_saturated(W, p.decimals) or np.any(np.ptp(W, axis=1) < 10.0**-p.decimals):
                 return None
@@ -451,6 +464,8 @@ class SelfAttention(Kind):
             codes = distinguishable_codes(exp, ctx, want, p.decimals)
             if any(c not in codes for c in ("missing_scale", "softmax_axis", "missing_softmax")):
                 return None
+            if not credit_ok(exp, ctx, codes, p.decimals):
+                return None  # a named mistake would earn more than half the credit
             return X, WQ, WK, WV, ctx, codes
 
         X, WQ, WK, WV, ctx, codes = draw(rng, make, "non-saturated self-attention weights")
@@ -616,6 +631,8 @@ class MultiHeadAttention(Kind):
             wq = [WQ[:, i * p.d_k : (i + 1) * p.d_k] for i in range(h)]
             wk = [WK[:, i * p.d_k : (i + 1) * p.d_k] for i in range(h)]
             wv = [WV[:, i * p.d_v : (i + 1) * p.d_v] for i in range(h)]
+            if constant_column(X @ WV):
+                return None  # that head's output column would be right for any weights
             out, heads, weights = linalg.multi_head_attention(X, wq, wk, wv, WO)
             if any(not not_saturated(w, p.decimals) for w in weights):
                 return None
@@ -634,6 +651,8 @@ class MultiHeadAttention(Kind):
             codes = distinguishable_codes(exp, ctx, want, p.decimals)
             if codes != want:
                 return None
+            if not credit_ok(exp, ctx, codes, p.decimals):
+                return None  # a named mistake would earn more than half the credit
             return X, WQ, WK, WV, WO, ctx, codes, out, heads, weights
 
         X, WQ, WK, WV, WO, ctx, codes, out, heads, weights = draw(
@@ -748,6 +767,7 @@ class AttentionFill(Kind):
             p.target,
             p.decimals,
             required=(),
+            distinct_rows=True,
         )
         expected = _expected(Q, K, V, p.target)
 
@@ -757,9 +777,13 @@ class AttentionFill(Kind):
             mask[idx] = True
             mask = mask.reshape(expected.shape)
             ctx_m = {**ctx, "mask": mask}
+            if p.target == "weights" and np.any(mask.sum(axis=1) == 1):
+                return None  # a lone blank in a row would just be 1 minus the given weights
             kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals)
             if "missing_scale" not in kept:
                 return None
+            if not credit_ok(expected, ctx_m, kept, p.decimals, mask):
+                return None  # a named mistake would fill more than half the blanks right
             return mask, kept
 
         mask, codes = draw(rng, pick_mask, "blanks where forgetting the scale shows")

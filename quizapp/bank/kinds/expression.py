@@ -45,12 +45,34 @@ class RequireNeverHeld(ValueError):
     """No draw of the variables met a ``require`` constraint within ``MAX_TRIES`` draws."""
 
 
+def _blame(exc: BaseException, *field: Any) -> BaseException:
+    """Tag ``exc`` with the YAML field responsible (``("variables", name)``, ``("require", i)``,
+    ``("answer",)``, ``("answer_form",)``) so that validation and ``check`` can point at its line;
+    an already tagged exception keeps its field."""
+    if getattr(exc, "field", None) is None:
+        exc.field = tuple(field)  # type: ignore[attr-defined]
+    return exc
+
+
+def _generation_error(exc: Exception) -> ExpressionError:
+    if isinstance(exc, ExpressionError):
+        return exc
+    if isinstance(exc, RecursionError):
+        return ExpressionError("the expression nests too deeply")
+    return ExpressionError(f"{type(exc).__name__}: {exc}")
+
+
 def _dim(d: int | str, values: dict[str, Any], name: str) -> int:
     if isinstance(d, int):
         return d
     if d not in values:
         raise ExpressionError(f"variable {name}: dimension {d!r} is not an earlier variable")
     v = np.asarray(values[d], dtype=float)
+    if v.size != 1:
+        raise ExpressionError(
+            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, but {d} is an "
+            f"array of shape {v.shape}"
+        )
     if v.size != 1 or not float(v.reshape(())).is_integer() or not 1 <= float(v.reshape(())) <= 12:
         raise ExpressionError(
             f"variable {name}: dimension {d!r} must be an integer from 1 to 12, got {values[d]}"
@@ -133,32 +155,55 @@ class ExpressionKind(Kind):
         assert isinstance(params, ExpressionSpec)
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
         answer = compile_expression(params.answer)
-        failed: Compiled | None = None
+        failed: int | None = None
         values: dict[str, Any] = {}
         for _ in range(MAX_TRIES):
             values = {}
             for name, spec in params.variables.items():
-                values[name] = draw_variable(name, spec, values, rng)
-            failed = next((r for r in requires if not truth(r, values)), None)
+                try:
+                    values[name] = draw_variable(name, spec, values, rng)
+                except Exception as exc:  # noqa: BLE001 - reported at the variable's line
+                    raise _blame(_generation_error(exc), "variables", name) from exc
+            failed = None
+            for i, r in enumerate(requires):
+                try:
+                    held = truth(r, values)
+                except Exception as exc:  # noqa: BLE001 - reported at the constraint's line
+                    raise _blame(_generation_error(exc), "require", i) from exc
+                if not held:
+                    failed = i
+                    break
             if failed is None:
                 break
         if failed is not None:
-            raise RequireNeverHeld(
-                f"require {failed.text!r} never held in {MAX_TRIES} draws of the variables; "
-                "loosen the constraint or change the variables' ranges"
+            raise _blame(
+                RequireNeverHeld(
+                    f"require {requires[failed].text!r} never held in {MAX_TRIES} draws of the "
+                    "variables; loosen the constraint or change the variables' ranges"
+                ),
+                "require",
+                failed,
             )
         trace: list[Step] = []
-        value = evaluate(answer, values, trace=trace)
-        arr = np.asarray(value)
-        if arr.dtype.kind == "b":
-            raise ExpressionError(
-                f"the answer {answer.text!r} is true/false, not a number (write 1 * (...) "
-                "for a 0/1 answer)"
-            )
-        if arr.ndim > 2:
-            raise ExpressionError(f"the answer has shape {arr.shape}; at most a matrix is allowed")
+        try:
+            value = evaluate(answer, values, trace=trace)
+            arr = np.asarray(value)
+            if arr.dtype.kind == "b":
+                raise ExpressionError(
+                    f"the answer {answer.text!r} is true/false, not a number (write 1 * (...) "
+                    "for a 0/1 answer)"
+                )
+            if arr.ndim > 2:
+                raise ExpressionError(
+                    f"the answer has shape {arr.shape}; at most a matrix is allowed"
+                )
+        except Exception as exc:  # noqa: BLE001 - reported at the answer's line
+            raise _blame(_generation_error(exc), "answer") from exc
         expected: Any = float(arr) if arr.ndim == 0 else arr.astype(float)
-        form = answer_form_for(expected, params)
+        try:
+            form = answer_form_for(expected, params)
+        except ExpressionError as exc:
+            raise _blame(exc, "answer_form") from exc
 
         steps: list[SolutionStep] = []
         seen: set[str] = set()

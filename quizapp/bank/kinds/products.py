@@ -237,6 +237,8 @@ class NonCommutativity(Kind):
             return A, B, ctx, codes
 
         A, B, ctx, codes = draw(rng, make, "AB != BA")
+        extra = ("ab_transposed",) if p.ask == "BA" else ("assumed_commutative",)
+        codes = codes + distinguishable_codes(B @ A if p.ask == "BA" else A @ B - B @ A, ctx, extra)
         AB, BA = linalg.matmul(A, B), linalg.matmul(B, A)
         expected = BA if p.ask == "BA" else AB - BA
         steps = [

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -29,7 +29,6 @@ from ._util import (
     latex_matrix,
     latex_row,
     linear_combination,
-    minus,
     num,
     tidy,
     unknown_names,
@@ -303,16 +302,7 @@ class LinearSystem(Kind):
         if n == 2:
             (a, b), (c, d) = A
             e, f = y
-            steps.append(
-                SolutionStep(
-                    "Eliminate",
-                    f"Multiply the first equation by ${num(d)}$ and the second by ${num(b)}$ and "
-                    f"subtract: $({minus(a * d, b * c)})x = {minus(e * d, b * f)}$, "
-                    f"so $x = \\frac{{{num(e * d - b * f)}}}{{{num(det)}}} = {num(x[0])}$. "
-                    "Substitute back: "
-                    f"$y = {num(x[1])}$.",
-                )
-            )
+            steps.append(SolutionStep("Eliminate", _eliminate_y(a, b, c, d, e, f, x)))
         steps.append(
             SolutionStep(
                 "Solution",
@@ -331,6 +321,44 @@ class LinearSystem(Kind):
             context=ctx,
             detectors=detectors,
         )
+
+
+def _coef(v: float) -> str:
+    return "" if v == 1 else "-" if v == -1 else num(v)
+
+
+def _eliminate_y(a: float, b: float, c: float, d: float, e: float, f: float, x: Any) -> str:
+    """The elimination step for ``ax + by = e``, ``cx + dy = f`` with the smallest integer
+    multipliers (``d/g`` and ``b/g``, ``g = gcd(b, d)``): equal y-coefficients are just
+    subtracted, opposite ones added, and an equation without ``y`` is used as it is."""
+    if b == 0 or d == 0:
+        which, (p, q, r) = ("first", (a, b, e)) if b == 0 else ("second", (c, d, f))
+        return (
+            f"The {which} equation has no $y$: ${_coef(p)}x = {num(r)}$, so "
+            f"$x = {num(x[0])}$. Substitute back: $y = {num(x[1])}$."
+        )
+    g = math.gcd(int(round(abs(b))), int(round(abs(d)))) or 1
+    m1, m2 = int(round(d / g)), int(round(b / g))
+    if m1 < 0:
+        m1, m2 = -m1, -m2
+    op, k = ("subtract", m2) if m2 > 0 else ("add", -m2)
+    if m1 == 1 and k == 1:
+        how = (
+            "The $y$-coefficients are equal, so subtract the second equation from the first"
+            if op == "subtract"
+            else "The $y$-coefficients are opposite, so add the two equations"
+        )
+    elif m1 == 1:
+        how = f"Multiply the second equation by ${num(k)}$ and {op} it {'from' if op == 'subtract' else 'to'} the first"
+    elif k == 1:
+        how = f"Multiply the first equation by ${num(m1)}$ and {op} the second"
+    else:
+        how = (
+            f"Multiply the first equation by ${num(m1)}$ and the second by ${num(k)}$ and {op} them"
+        )
+    cx, rhs = m1 * a - m2 * c, m1 * e - m2 * f
+    solved = "" if cx == 1 else f", so $x = \\frac{{{num(rhs)}}}{{{num(cx)}}} = {num(x[0])}$"
+    return f"{how}: ${_coef(cx)}x = {num(rhs)}${solved}. Substitute back: $y = {num(x[1])}$."
 
 
 @register_kind
