@@ -298,9 +298,13 @@ def test_raw_answers_round_trip_losslessly(tmp_path: Path, backend: str) -> None
 
 def test_csv_exports_neutralize_formulas(app: Any) -> None:
     with app.app_context():
-        services.create_user(db.session, "+sum", PW, display_name='=HYPERLINK("http://x")')
-        services.create_user(db.session, "@cmd", PW, display_name="-2+3")
-    for name in ("+sum", "@cmd"):
+        # Usernames may not start with = + - @ (refused at registration), so the formulas come
+        # in through display names, which are free text.
+        services.create_user(db.session, "sum", PW, display_name="+sum")
+        services.create_user(db.session, "cmd", PW, display_name="@cmd")
+        services.create_user(db.session, "link", PW, display_name='=HYPERLINK("http://x")')
+        services.create_user(db.session, "neg", PW, display_name="-2+3")
+    for name in ("sum", "cmd", "link", "neg"):
         client = signed_in(app, name)
         assert post_text(client, DECK, "1 1").status_code == 200
     prof = signed_in(app, "prof")
@@ -311,6 +315,8 @@ def test_csv_exports_neutralize_formulas(app: Any) -> None:
         cells = [c for row in rows for c in row]
         assert any(c == "'+sum" for c in cells), url
         assert any(c == "'@cmd" for c in cells), url
+        assert any(c == '\'=HYPERLINK("http://x")' for c in cells), url
+        assert any(c == "'-2+3" for c in cells), url
         for cell in cells:
             assert not cell.startswith(("=", "+", "@", "\t", "\r")), (url, cell)
             if cell.startswith("-"):
