@@ -20,10 +20,15 @@ Environment variables:
 - ``QUIZAPP_REGISTRATION``: ``0`` disables self-registration (default ``1``).
 - ``QUIZAPP_HTTPS``: ``1`` marks cookies ``Secure`` (set it when served over HTTPS).
 - ``QUIZAPP_INSTANCE``: the instance folder; default ``./instance``.
+- ``QUIZAPP_TRUSTED_HOSTS``: comma-separated host names the app answers to (Flask's
+  ``TRUSTED_HOSTS``); a request with another ``Host`` header gets 400.  Default: any.
 - ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
 - ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
-  30/min per user, token or address); ``QUIZAPP_RATELIMIT=0`` disables them;
-  ``QUIZAPP_RATELIMIT_STORAGE`` shares counts between workers (e.g. ``redis://host``).
+  30/min per user, token or address); ``QUIZAPP_LIMIT_LOGIN_FAILURES``: failed sign-ins (page or
+  API token) per account and address (default 10 per 15 minutes; the right password is refused
+  too until the window passes, then works); ``QUIZAPP_RATELIMIT=0`` disables them;
+  ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
+  workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
 """
 
 from __future__ import annotations
@@ -139,6 +144,11 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     https = over.get("QUIZAPP_HTTPS", _truthy(env.get("QUIZAPP_HTTPS")))
     cfg["QUIZAPP_HTTPS"] = bool(https)
 
+    hosts = over.get("QUIZAPP_TRUSTED_HOSTS", env.get("QUIZAPP_TRUSTED_HOSTS"))
+    if isinstance(hosts, str):
+        hosts = [h.strip() for h in hosts.split(",") if h.strip()]
+    cfg["TRUSTED_HOSTS"] = list(hosts) if hosts else None
+
     max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
     cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
     # Form parsing limits (Werkzeug).
@@ -155,11 +165,18 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["WTF_CSRF_SSL_STRICT"] = bool(https)
 
     # Rate limits (Flask-Limiter syntax); answered with 429 and a message.
-    cfg["RATELIMIT_STORAGE_URI"] = env.get("QUIZAPP_RATELIMIT_STORAGE", "memory://")
+    cfg["RATELIMIT_STORAGE_URI"] = (
+        env.get("QUIZAPP_RATELIMIT_STORAGE_URI")
+        or env.get("QUIZAPP_RATELIMIT_STORAGE")
+        or "memory://"
+    )
     cfg["RATELIMIT_ENABLED"] = _truthy(env.get("QUIZAPP_RATELIMIT"), default=True)
     cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
     cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
     cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
+    cfg["QUIZAPP_LIMIT_LOGIN_FAILURES"] = env.get(
+        "QUIZAPP_LIMIT_LOGIN_FAILURES", "10 per 15 minutes"
+    )
 
     for key, value in over.items():
         if value is None or key in {"DATABASE_URL", "SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"}:

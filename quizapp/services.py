@@ -242,6 +242,8 @@ def find_user(session: Session, username: str) -> User | None:
     """The user whose username matches ``username`` case- and normalization-insensitively."""
     if not isinstance(username, str) or len(username) > 4 * USERNAME_MAX:
         return None
+    if not _db_safe(username):  # NUL / lone surrogates: no such user (PostgreSQL cannot compare)
+        return None
     return session.scalar(select(User).where(User.username_key == username_key(username.strip())))
 
 
@@ -267,6 +269,8 @@ def create_user(
         raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
     if len(password) > PASSWORD_MAX:
         raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
+    if not _db_safe(password.replace("\x00", "")):
+        raise BadRequest("The password must be valid text (it holds an unpaired surrogate).")
     display_name = validate_display_name(display_name)
     email = (email or "").strip()[:254] or None
     begin_write(session)
@@ -288,6 +292,8 @@ def create_user(
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user with these credentials, or None.  Never raises for bad input."""
     if not isinstance(password, str) or len(password) > PASSWORD_MAX:
+        return None
+    if not _db_safe(password.replace("\x00", "")):  # lone surrogates cannot be hashed (UTF-8)
         return None
     user = find_user(session, username)
     if user is None or not user.active:

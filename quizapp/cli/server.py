@@ -40,6 +40,55 @@ def _sync(app: Any, path: Path | None) -> Any:
     return report
 
 
+class _ReadTimeoutSocket:
+    """A client socket whose blocking mode has a timeout: every read (or write) waits at most
+    ``timeout`` seconds.  gunicorn's gthread worker puts accepted sockets in plain blocking mode,
+    so a client that sends a partial request (a ``Content-Length`` larger than the body, or a body
+    that never finishes: "slowloris") would hold a worker thread forever and, with a few such
+    connections, starve the server.  Everything but ``setblocking`` is forwarded to the socket."""
+
+    def __init__(self, sock: Any, timeout: float) -> None:
+        self._sock = sock
+        self._timeout = timeout
+
+    def setblocking(self, flag: bool) -> None:
+        if flag:
+            self._sock.settimeout(self._timeout)
+        else:
+            self._sock.setblocking(False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+_WORKER_CLASS: Any = None
+
+
+def read_timeout_worker() -> Any:
+    """gunicorn's ``gthread`` worker whose client sockets time out after half ``--timeout``.
+
+    A request whose headers or body stop arriving is dropped after that long (the thread is
+    freed and serves others); gunicorn's own ``timeout`` only restarts silent *workers*.
+    """
+    global _WORKER_CLASS
+    if _WORKER_CLASS is None:
+        from gunicorn.workers.gthread import ThreadWorker
+
+        class ReadTimeoutThreadWorker(ThreadWorker):  # type: ignore[misc]
+            def handle(self, conn: Any) -> Any:
+                if not isinstance(conn.sock, _ReadTimeoutSocket):
+                    # Half the worker timeout: when every thread is stuck on a stalled client,
+                    # gunicorn's main loop waits up to `timeout` for one to finish before it
+                    # reports alive; dropping the stalled client first keeps the worker (and the
+                    # requests it is serving) from being killed as silent.
+                    read_timeout = max(1.0, float(self.cfg.timeout) / 2)
+                    conn.sock = _ReadTimeoutSocket(conn.sock, read_timeout)
+                return super().handle(conn)
+
+        _WORKER_CLASS = ReadTimeoutThreadWorker
+    return _WORKER_CLASS
+
+
 class _GunicornApp:
     """Serve a WSGI app with gunicorn's ``BaseApplication`` API (no command-line parsing)."""
 
@@ -80,7 +129,8 @@ class _GunicornApp:
     default=30,
     show_default=True,
     type=click.IntRange(1, 3600),
-    help="Seconds before a stuck request's worker is restarted.",
+    help="Seconds before a stuck worker is restarted; a client that stops sending its request "
+    "is dropped after half of it.",
 )
 @click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
 @click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
@@ -122,7 +172,7 @@ def gunicorn_options(
     return {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": "gthread",
+        "worker_class": read_timeout_worker(),
         "threads": threads,
         "timeout": timeout,
         "graceful_timeout": 20,
@@ -131,6 +181,8 @@ def gunicorn_options(
         "errorlog": "-",
         "limit_request_line": 8190,
         "forwarded_allow_ips": "127.0.0.1",
+        # gunicorn >= 25 opens a control socket at one fixed path per user (~/.gunicorn); two
+        # servers on a host (tests, two courses) would fight over it, and nothing here uses it.
         "control_socket_disable": True,
     }
 

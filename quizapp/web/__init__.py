@@ -8,17 +8,53 @@ Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask import Response as FlaskResponse
+from werkzeug.routing import IntegerConverter
 
 from quizapp.config import build_config, default_instance_path
 from quizapp.models import User, db
 from quizapp.web import database  # noqa: F401  (registers the SQLite engine events)
 from quizapp.web.database import MIGRATIONS_DIR
 from quizapp.web.extensions import csrf, limiter, login_manager, migrate
+
+
+def _replace_unencodable(err: UnicodeError) -> tuple[bytes, int]:
+    # The UTF-8 encoder only accepts ASCII text or bytes from an error handler: U+FFFD as bytes.
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    return "\ufffd".encode() * (err.end - err.start), err.end
+
+
+codecs.register_error("quizapp-replace", _replace_unencodable)
+
+
+class SafeTextResponse(FlaskResponse):
+    """A response whose text body always encodes: lone surrogates (an answer posted through the
+    JSON API as ``"\\ud800"`` is stored as typed) become U+FFFD, and in text bodies (HTML, CSV)
+    NUL becomes U+FFFD too.  Without it, a page showing such an answer raised UnicodeEncodeError
+    while building the response (a 500 on every later visit of that exercise)."""
+
+    def set_data(self, value: bytes | str) -> None:
+        if isinstance(value, str):
+            if self.mimetype and self.mimetype.startswith("text/"):
+                value = value.replace("\x00", "\ufffd")
+            value = value.encode("utf-8", "quizapp-replace")
+        super().set_data(value)
+
+
+class BoundedIntConverter(IntegerConverter):
+    """``<int:...>`` that matches only ids a database integer can hold (< 2**63): a larger one is
+    a 404, not an OverflowError (500) in the query."""
+
+    def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("max", 2**63 - 1)
+        super().__init__(map, *args, **kwargs)
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -30,9 +66,17 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``quizapp.web.database.upgrade_database(app)``); ``quizapp serve`` does it.
     """
     config = dict(config or {})
+    # Import every exercise kind now, in one thread: the registry fills itself lazily on first
+    # use, and threads of a gthread worker racing on that first use saw a half-filled registry
+    # ("unknown kind 'linear_system' (known kinds: )", a 503 under concurrent submits).
+    from quizapp.bank.kinds import all_kinds
+
+    all_kinds()
     instance = Path(config.pop("INSTANCE_PATH", None) or default_instance_path()).resolve()
     instance.mkdir(parents=True, exist_ok=True)
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
+    app.response_class = SafeTextResponse
+    app.url_map.converters["int"] = BoundedIntConverter
     app.config.update(build_config(instance, config))
     _trust_proxies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order

@@ -10,7 +10,7 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import db
-from quizapp.web.extensions import limit, limiter
+from quizapp.web.extensions import account_key, failed_login, limit, limiter
 from quizapp.web.forms import EmptyForm, LoginForm, RegisterForm
 from quizapp.web.security import is_safe_next
 
@@ -24,6 +24,13 @@ def _next_target() -> str:
 
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"), methods=["POST"])
+@limiter.shared_limit(
+    limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
+    "login-failures",  # shared with POST /api/v1/token
+    methods=["POST"],
+    key_func=account_key,
+    deduct_when=failed_login,
+)
 def login() -> Response | str:
     if current_user.is_authenticated:
         return redirect(_next_target())

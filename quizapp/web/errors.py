@@ -41,7 +41,10 @@ def error_response(status: int, message: str | None = None) -> tuple[Response | 
     message = message or MESSAGES.get(status, "Error.")
     if wants_json():
         return jsonify({"error": message}), status
-    return render_template("errors/error.html", status=status, message=message), status
+    try:
+        return render_template("errors/error.html", status=status, message=message), status
+    except Exception:  # no URL adapter (e.g. an untrusted Host header): plain text
+        return Response(message, status=status, mimetype="text/plain"), status
 
 
 def register(app: Flask) -> None:
@@ -69,7 +72,7 @@ def register(app: Flask) -> None:
             limit = app.config.get("MAX_CONTENT_LENGTH")
             message = f"The request is too large (at most {limit} bytes)." if limit else message
         elif status == 429:
-            message = f"Too many requests ({err.description}); wait a moment and try again."
+            message = f"Too many requests ({err.description}); {_retry_after_text()}"
         elif status in (400, 403, 409) and err.description and not _is_default(err):
             message = err.description
         resp, code = error_response(status, message)
@@ -84,6 +87,25 @@ def register(app: Flask) -> None:
             return _http(err)  # type: ignore[return-value]
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500)
+
+
+def _retry_after_text() -> str:
+    """'try again in N minutes' (or seconds) from the rate limit that was hit."""
+    import math
+    import time
+
+    from quizapp.web.extensions import limiter
+
+    try:
+        current = limiter.current_limit
+        wait = int(math.ceil(current.reset_at - time.time())) if current is not None else 0
+    except Exception:  # no limit context (e.g. a 429 raised by hand)
+        wait = 0
+    if wait <= 0:
+        return "wait a moment and try again."
+    if wait < 120:
+        return f"try again in {wait} seconds."
+    return f"try again in {int(math.ceil(wait / 60))} minutes."
 
 
 def _is_default(err: HTTPException) -> bool:
