@@ -301,6 +301,8 @@ def test_course_percent_renormalizes_when_a_quiz_is_wholly_excused() -> None:
         ("weights: {a: 0}", "sum to 0"),
         ("weights: [a", "invalid YAML"),
         ("- a", "must be a mapping"),
+        ("weights: {a: 1}\nweights: {b: 2}", "course.yaml:2: invalid YAML: duplicate key"),
+        ("title: x\nweights:\n  a: x\n", "course.yaml:3: weights.a"),
     ],
 )
 def test_course_yaml_errors_say_what_and_where(text: str, message: str) -> None:

@@ -7,8 +7,9 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from quizapp.bank.yamlio import BankError, parse_yaml
 
 COURSE_FILE = "course.yaml"
 
@@ -41,17 +42,18 @@ class CourseConfig(BaseModel):
 def parse_course_config(text: str, file: str = COURSE_FILE) -> CourseConfig:
     """Parse the text of ``course.yaml``.
 
-    Raises ``CourseConfigError`` (``file:line: message``) for YAML syntax errors, unknown keys,
-    non-numeric or negative weights, or weights summing to 0.
+    Read with the bank's located YAML reader (``quizapp.bank.yamlio.parse_yaml``: safe loader,
+    duplicate keys and tabs refused, every key's line kept).  Raises ``CourseConfigError``
+    (``file:line: message``) for YAML errors, unknown keys, non-numeric or negative weights, or
+    weights summing to 0.
     """
+    if not text.strip():
+        return CourseConfig()
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f"{mark.line + 1}:" if mark is not None else ""
-        raise CourseConfigError(f"{file}:{line} invalid YAML: {err}") from None
-    if data is None:
-        data = {}
+        data, loc = parse_yaml(text, file)
+    except BankError as err:
+        where = f"{err.line}:" if err.line is not None else ""
+        raise CourseConfigError(f"{file}:{where} invalid YAML: {err.message}") from None
     if not isinstance(data, dict):
         raise CourseConfigError(f"{file}: the file must be a mapping (key: value lines)")
     try:
@@ -59,28 +61,20 @@ def parse_course_config(text: str, file: str = COURSE_FILE) -> CourseConfig:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        keys = [str(p) for p in first["loc"] if isinstance(p, str)]
-        line = _line_of(text, keys[-1] if keys else "")  # the innermost key that failed
+        line = loc.find(tuple(first["loc"]))[0].line
         raise CourseConfigError(f"{file}:{line}: {where}: {first['msg']}") from None
     if config.weights is not None:
         for quiz_id, weight in config.weights.items():
             if not math.isfinite(weight) or weight < 0:
-                line = _line_of(text, quiz_id)
+                line = loc.find(("weights", quiz_id))[0].line
                 raise CourseConfigError(
                     f"{file}:{line}: weights.{quiz_id}: a weight must be a number >= 0, "
                     f"not {weight}"
                 )
         if config.weights and sum(config.weights.values()) <= 0:
-            raise CourseConfigError(f"{file}:{_line_of(text, 'weights')}: the weights sum to 0")
+            line = loc.find(("weights",))[0].line
+            raise CourseConfigError(f"{file}:{line}: the weights sum to 0")
     return config
-
-
-def _line_of(text: str, key: str) -> int:
-    """1-based line of the first ``key:`` in ``text`` (1 when not found)."""
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip().startswith(f"{key}:") or line.strip().startswith(f"{key} :"):
-            return i
-    return 1
 
 
 def course_config_warnings(config: CourseConfig, quiz_ids: Iterable[str]) -> list[str]:
