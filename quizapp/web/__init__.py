@@ -66,9 +66,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     ``quizapp.web.database.upgrade_database(app)``); ``quizapp serve`` does it.
     """
     config = dict(config or {})
-    # Import every exercise kind now, in one thread: the registry fills itself lazily on first
-    # use, and threads of a gthread worker racing on that first use saw a half-filled registry
-    # ("unknown kind 'linear_system' (known kinds: )", a 503 under concurrent submits).
+    # Import every exercise kind at start-up (before gunicorn forks its workers), so no request
+    # pays for it.  The registry itself is thread-safe (quizapp.bank.kinds loads under a lock).
     from quizapp.bank.kinds import all_kinds
 
     all_kinds()
