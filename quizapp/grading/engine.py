@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from quizapp.grading.compare import cells_close, check_tolerance
+from quizapp.grading.compare import (
+    SMALL_CELLS,
+    _plain_relabs,
+    cells_close,
+    check_tolerance,
+    close_list,
+)
 from quizapp.grading.mistakes import run_detectors
 from quizapp.grading.parse import (
     MAX_CELL_CHARS,
@@ -64,15 +70,6 @@ def align_shape(answer: np.ndarray, expected_shape: tuple[int, ...]) -> np.ndarr
     return None
 
 
-def _grid(mask_or_cells: np.ndarray) -> list[list[bool]]:
-    arr = np.asarray(mask_or_cells, dtype=bool)
-    if arr.ndim == 0:
-        return [[bool(arr)]]
-    if arr.ndim == 1:
-        return [[bool(x) for x in arr]]
-    return [[bool(x) for x in row] for row in arr]
-
-
 def _plain(arr: np.ndarray) -> Any:
     if arr.ndim == 0:
         return float(arr)
@@ -124,12 +121,12 @@ def grade(
     """
     exp = _as_expected(expected)
     check_tolerance(tolerance)
-    graded = np.ones(exp.shape, dtype=bool)
+    graded: np.ndarray | None = None  # None: every cell is graded
     if mask is not None:
         graded = np.asarray(mask, dtype=bool)
         if graded.shape != exp.shape:
             raise ValueError(f"mask shape {graded.shape} differs from expected shape {exp.shape}")
-    allow_blank = mask is not None and not graded.all()
+    allow_blank = graded is not None and not graded.all()
 
     try:
         if (
@@ -147,10 +144,6 @@ def grade(
     except RecursionError:  # defence in depth: the parser bounds nesting well below this
         return Verdict("invalid", 0.0, "The answer is nested too deeply.")
 
-    ctx: dict[str, Any] = dict(context or {})
-    ctx.setdefault("tolerance", tolerance)
-    ctx.setdefault("mask", None if mask is None else graded)
-
     aligned = align_shape(ans, exp.shape)
     if aligned is None:
         if np.isnan(ans).any():
@@ -161,34 +154,79 @@ def grade(
         )
         if _decimal_comma_fits(answer, exp.shape):
             message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
-        mistakes = run_detectors(ans, exp, ctx, detectors)
+        mistakes = run_detectors(ans, exp, _detector_context(context, tolerance, graded), detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
 
-    blank = np.isnan(aligned) & graded
-    if blank.any():
+    # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
+    if allow_blank and (np.isnan(aligned) & graded).any():
         return _blank_verdict(aligned, graded)
 
-    close = cells_close(aligned, exp, tolerance) | ~graded
-    total = int(graded.sum())
-    right = int((close & graded).sum())
-    cells = _grid(close)
+    values = aligned.ravel().tolist()
+    if exp.size <= SMALL_CELLS and _plain_relabs(tolerance):
+        # Small answers (the usual case) are compared in Python floats, the same IEEE operations
+        # as cells_close's NumPy path without its per-call overhead (compare.close_list).
+        close = close_list(values, exp.ravel().tolist(), tolerance.rtol, tolerance.atol)
+    else:
+        close = cells_close(aligned, exp, tolerance).ravel().tolist()
+    total = exp.size
+    if graded is not None:
+        flags = graded.ravel().tolist()
+        close = [c or not g for c, g in zip(close, flags, strict=True)]
+        total = sum(flags)
+    right = sum(close) - (exp.size - total)  # ungraded cells are marked True
+    cells = _rows(close, exp.shape)
+    parsed = _plain_values(values, exp.shape, allow_blank)
     if right == total:
-        return Verdict("correct", 1.0, "Correct.", cells, [], _plain(aligned))
+        return Verdict("correct", 1.0, "Correct.", cells, [], parsed)
 
-    mistakes = run_detectors(aligned, exp, ctx, detectors)
+    mistakes = run_detectors(aligned, exp, _detector_context(context, tolerance, graded), detectors)
+    if graded is None:
+        graded = np.ones(exp.shape, dtype=bool)
     if _is_transposed(aligned, exp, graded, tolerance):
         # Same rule as a wrong shape: a square matrix typed transposed is the wrong matrix, so its
         # diagonal earns no partial credit (a 2x3 typed as 3x2 already scores 0 for its shape).
         message = "Incorrect: your rows and columns are swapped, so no entry counts."
-        return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
+        return Verdict("incorrect", 0.0, message, cells, mistakes, parsed)
     if total == 1:
         shown = _number(aligned[graded][0], exp[graded][0])
         message = f"Incorrect: your answer was read as {shown}."
-        return Verdict("incorrect", 0.0, message, cells, mistakes, _plain(aligned))
+        return Verdict("incorrect", 0.0, message, cells, mistakes, parsed)
     counted = f"{right} of {total} entries are correct."
     if right > 0 and partial_credit:
-        return Verdict("partial", right / total, counted, cells, mistakes, _plain(aligned))
-    return Verdict("incorrect", 0.0, f"Incorrect: {counted}", cells, mistakes, _plain(aligned))
+        return Verdict("partial", right / total, counted, cells, mistakes, parsed)
+    return Verdict("incorrect", 0.0, f"Incorrect: {counted}", cells, mistakes, parsed)
+
+
+def _detector_context(
+    context: Mapping[str, Any] | None, tolerance: Tolerance, graded: np.ndarray | None
+) -> dict[str, Any]:
+    """The detectors' context: the caller's, plus ``tolerance`` and ``mask`` unless it has them
+    (built only for a wrong answer: a correct one runs no detector)."""
+    ctx: dict[str, Any] = dict(context or {})
+    ctx.setdefault("tolerance", tolerance)
+    ctx.setdefault("mask", graded)
+    return ctx
+
+
+def _rows(flat: list[Any], shape: tuple[int, ...]) -> list[list[Any]]:
+    """A flat (C-order) list as rows: one row for a 0-D or 1-D shape (as :class:`Verdict`'s
+    ``cells``)."""
+    if len(shape) < 2:
+        return [flat]
+    width = shape[1]
+    return [flat[i : i + width] for i in range(0, len(flat), width)]
+
+
+def _plain_values(flat: list[float], shape: tuple[int, ...], blanks: bool) -> Any:
+    """``_plain`` of an array given as its flat list of values: a float for 0-D, a list for 1-D,
+    rows for 2-D; NaN (a blank, possible only when ``blanks``) becomes ``None``."""
+    if blanks:
+        flat = [None if v != v else v for v in flat]
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    return _rows(flat, shape)
 
 
 def _is_transposed(
