@@ -20,12 +20,21 @@ from quizapp.grading import (
     compare,
     engine,
     grade,
+    parse_answer,
     parse_number,
     register_detector,
     tolerance_bound,
 )
 from quizapp.grading.compare import SLACK_ULPS, SMALL_CELLS, _plain_relabs, close_list
-from quizapp.grading.parse import _fast_number, _normalize, _Parser
+from quizapp.grading.parse import (
+    _fast_number,
+    _normalize,
+    _Parser,
+    _plain_values,
+    _split_row,
+    _split_spaced,
+    _split_top_level,
+)
 
 _number_text = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
@@ -264,3 +273,90 @@ def test_detector_context_mask_is_none_without_mask() -> None:
     mask = np.array([[True, False]])
     grade(np.array([[1.0, 2.0]]), [["3", ""]], mask=mask, detectors=["_perf_spy"])
     assert np.array_equal(seen["mask"], mask)
+
+
+# --------------------------------------------------------------------------- splitting and cells
+
+_row_text = st.text(alphabet="0123456789eE.+-/ *^()x", max_size=30)
+
+
+@given(_row_text)
+def test_split_row_shortcut_equals_matlab_rule(line: str) -> None:
+    """A row of digits, signs, '/' and spaces is split at once: the same cells (or the same
+    error) as MATLAB's rule applied part by part."""
+    try:
+        want: object = _split_spaced(line)
+    except InvalidAnswer as exc:
+        want = exc.message
+    try:
+        got: object = _split_row(line)
+    except InvalidAnswer as exc:
+        got = exc.message
+    assert got == want
+
+
+@given(st.text(alphabet="0123456789()[]{},;+ ", max_size=30), st.sampled_from([",", ";"]))
+def test_split_top_level_shortcuts(line: str, sep: str) -> None:
+    """The shortcuts (no separator; no brackets) split as the bracket-counting loop does."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(line):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        elif ch == sep and depth <= 0:
+            parts.append(line[start:i])
+            start = i + 1
+    parts.append(line[start:])
+    assert _split_top_level(line, sep) == parts
+
+
+_cell_text = st.one_of(
+    _number_text,
+    st.tuples(_number_text, _number_text).map(lambda t: f"{t[0]}/{t[1]}"),
+    st.text(alphabet="0123456789eE.+-/|", max_size=8),
+    st.sampled_from(["", " 1", "1 ", "1/0", "0/0", "1e400", "1e300/1e-300", "1/-2", "1/+2", "2pi"]),
+)
+
+
+@given(st.integers(1, 3).flatmap(lambda w: st.lists(st.lists(_cell_text, min_size=w, max_size=w),
+                                                   min_size=1, max_size=3)))  # fmt: skip
+def test_plain_values_equal_cell_by_cell(rows: list[list[str]]) -> None:
+    """All cells read at once give the floats _fast_number gives cell by cell, or None (then
+    every cell goes through the full path, with its messages); never a different value."""
+    got = _plain_values(rows)
+    each = [_fast_number(c) for row in rows for c in row]
+    if got is not None:
+        assert got == each
+        assert [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in each]  # type: ignore[arg-type]
+    slow = [[parse_number_or_none(c) for c in row] for row in rows]
+    if got is not None:
+        assert got == [v for row in slow for v in row]
+
+
+def parse_number_or_none(text: str) -> float | None:
+    try:
+        return parse_number(text)
+    except InvalidAnswer:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("-7/4 3/4\n1/2 -1/3", (2, 2)),
+        ("(3, -2)", (2,)),
+        ("[1 2; 3 4]", (2, 2)),
+        ("1e-3 .5 5.", (3,)),
+        ("7", ()),
+    ],
+)
+def test_parse_answer_plain_text(text: str, shape: tuple[int, ...]) -> None:
+    """Plain texts read on the shortcuts give NumPy's own reading of the same numbers."""
+    want = np.array(
+        [[float(n) / float(d) if d else float(n) for n, _, d in (c.partition("/") for c in r)]
+         for r in [line.replace("(", "").replace(")", "").replace("[", "").replace("]", "")
+                   .replace(",", " ").split() for line in text.replace(";", "\n").split("\n")]]
+    ).reshape(shape)  # fmt: skip
+    got = parse_answer(text)
+    assert got.shape == shape and got.tolist() == want.tolist()

@@ -166,7 +166,9 @@ def _normalize(text: str) -> str:
     Unicode normalization would silently turn into other numbers.
     """
     if text.isascii():  # fast path: nothing to map but line ends and "1.5x10^3"
-        return _X_TIMES_TEN.sub("*", text.replace("\r\n", "\n").replace("\r", "\n"))
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return _X_TIMES_TEN.sub("*", text) if "x" in text or "X" in text else text
     if _MIDDLE_DOT_DECIMAL.search(text):
         raise InvalidAnswer(
             "A raised dot between digits is ambiguous: write 1.5 for a decimal, or 1*5 for a product."
@@ -616,15 +618,16 @@ def _fast_number(text: str) -> float | None:
     """
     if len(text) > MAX_CELL_CHARS:
         return None
-    m = _FAST_NUMBER.fullmatch(text.strip())
+    m = _FAST_NUMBER.fullmatch(text) or _FAST_NUMBER.fullmatch(text.strip())
     if m is None:
         return None
-    value = float(m[1])
+    num, den_text = m.groups()
+    value = float(num)
     if not math.isfinite(value):
         return None
-    if m[2] is None:
+    if den_text is None:
         return value
-    den = float(m[2])
+    den = float(den_text)
     if den == 0 or not math.isfinite(den):
         return None
     value /= den
@@ -690,6 +693,8 @@ _DIGIT_COMMA_DIGIT = re.compile(r"[0-9],[0-9]")
 _SPACED_DIGITS = re.compile(r"[0-9.]\s+[0-9.]")
 _ENDS_DIGIT = re.compile(r"[0-9.]\Z")
 _EXP_START = re.compile(r"[eE][+-]?[0-9]")
+# Rows of digits, points, e/E, signs, '/' and spaces only ("-7/4 3/4 1e-3"): see _split_row.
+_SPACED_ROW = re.compile(r"[0-9eE.+\-/ ]*")
 
 
 def _split_row(line: str) -> list[str]:
@@ -704,6 +709,18 @@ def _split_row(line: str) -> list[str]:
                 "with ', '."
             )
         return cells
+    if _SPACED_ROW.fullmatch(line):
+        # Without brackets, '*' and '^', the rule below joins a part to the one before only when
+        # that one ends in '+', '-' or '/', or this one starts with '/' or is a lone sign; and it
+        # refuses a part starting with 'e' ("1 e10").  None of these: every part is an entry.
+        parts = line.split()
+        if parts and all(p[0] not in "/eE" and p[-1] not in "+-/" for p in parts):
+            return parts
+    return _split_spaced(line)
+
+
+def _split_spaced(line: str) -> list[str]:
+    """Split a row without tabs or commas at spaces, by MATLAB's rule (module docstring)."""
     # MATLAB rule for spaces: a space separates entries unless it is inside parentheses, next to
     # an operator, or before a sign that is itself followed by a space ("1 - 2").
     cells: list[str] = []
@@ -735,6 +752,7 @@ def _split_row(line: str) -> list[str]:
 _TRANSPOSE_MARK = re.compile(
     r"(?<=[\]\)\}])\s*(?:['\u2019]|\^\s*(?:T|\{\s*T\s*\}|\(\s*T\s*\)|\u22a4)|\.T|T|\u22a4)\Z"
 )
+_BACKTICKS = re.compile(r"(`+)([^`]+)\1")
 _FENCE = re.compile(r"[ \t]*(```+|~~~+)[ \t]*[A-Za-z0-9_+-]*[ \t]*")
 
 
@@ -747,7 +765,9 @@ def _strip_markdown(text: str) -> str:
         if lines and _FENCE.fullmatch(lines[-1].rstrip("\r")):
             lines = lines[:-1]
         text = "\n".join(lines).strip(" \r\n")
-    m = re.fullmatch(r"(`+)([^`]+)\1", text.strip())
+    if "`" not in text:
+        return text
+    m = _BACKTICKS.fullmatch(text.strip())
     return m[2].strip() if m else text
 
 
@@ -818,6 +838,10 @@ def bracketed_list(text: str, *, _row: bool = False) -> str | None:
 
 
 def _split_top_level(line: str, sep: str) -> list[str]:
+    if sep not in line:
+        return [line]
+    if "(" not in line and ")" not in line and "{" not in line and "}" not in line:
+        return line.split(sep)  # no brackets: every separator is at the top level
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(line):
         if ch in "({":
@@ -1015,34 +1039,91 @@ def evaluate_cells(cells: Cells, *, allow_blank: bool = False) -> np.ndarray:
     Returns a float array of ``cells.ndim`` dimensions.  Raises :class:`InvalidAnswer` naming the
     cell ("row 2, column 1 is empty", "row 1, column 2: Division by zero.").
     """
-    values = np.empty((len(cells.rows), len(cells.rows[0])), dtype=float)
+    width = len(cells.rows[0])
+    flat = _plain_values(cells.rows)
+    if flat is not None:
+        result = np.array(flat, dtype=float).reshape(len(cells.rows), width)
+    else:
+        result = _evaluate_rows(cells, allow_blank)
+    if cells.ndim == 0:
+        return result.reshape(())
+    if cells.ndim == 1:
+        return result.reshape(-1)
+    return result
+
+
+#: Cells joined by ``|`` holding only digits, points, e/E, signs and ``/``: see _plain_values.
+_PLAIN_CELLS = re.compile(r"[0-9eE.+\-/|]+")
+
+
+def _plain_values(rows: list[list[str]]) -> list[float] | None:
+    """The values of a rectangular grid of cells, flat (C order), when every cell is a plain
+    number or an ``a/b`` fraction without padding; else None.
+
+    One character-class check over all cells replaces a regex per cell: on text made only of
+    digits, ``.``, ``e``/``E``, signs and ``/``, Python's ``float`` accepts exactly the plain
+    numbers of :data:`_FAST_NUMBER` (``inf``, ``nan``, ``_`` and spaces cannot occur), and an
+    unsigned denominator is required as there.  So the same floats as :func:`_fast_number` cell
+    by cell (``tests/test_perf_grading.py``).  None (the caller evaluates cell by cell, with its
+    messages) for any other cell, a zero denominator or a value that is not finite.
+    """
+    flat = [cell for row in rows for cell in row]
+    if len(flat) != len(rows) * len(rows[0]):
+        return None
+    joined = "|".join(flat)
+    if joined.count("|") != len(flat) - 1 or not _PLAIN_CELLS.fullmatch(joined):
+        return None  # a cell holding "|" would shift the cells against the matches
+    out = []
+    try:
+        for cell in flat:
+            num, slash, den = cell.partition("/")
+            value = float(num)
+            if slash:
+                if den[:1] in "+-":  # "1/-2" (and "1/" : "" is in every string) is the parser's
+                    return None
+                d = float(den)
+                if d == 0.0:
+                    return None
+                value /= d
+            if value - value != 0.0:  # infinity: an overflow in the text or in the division
+                return None
+            out.append(value)
+    except ValueError:  # "1.2.3", "1e", "1/2/3", "": the parser gives the message
+        return None
+    return out
+
+
+def _evaluate_rows(cells: Cells, allow_blank: bool) -> np.ndarray:
+    """:func:`evaluate_cells`' general path: each cell on its own, errors naming the cell."""
+    values: list[list[float]] = []
     for r, row in enumerate(cells.rows, start=1):
+        out: list[float] = []
         for c, cell in enumerate(row, start=1):
             fast = _fast_number(cell)
             if fast is not None:  # the common case: no message to prepare
-                values[r - 1, c - 1] = fast
+                out.append(fast)
                 continue
-            where, rr, cc = _where(cells.ndim, r, c)
-            if not cell.strip():
-                if allow_blank:
-                    values[r - 1, c - 1] = np.nan
-                    continue
-                if cells.ndim == 0:
-                    raise InvalidAnswer("The answer is empty.")
-                raise InvalidAnswer(f"{where[0].upper()}{where[1:]} is empty.", rr, cc)
-            try:
-                values[r - 1, c - 1] = parse_number(cell)
-            except InvalidAnswer as exc:
-                if cells.ndim == 0:
-                    raise
-                raise InvalidAnswer(
-                    f"{where[0].upper()}{where[1:]}: {exc.message}", rr, cc
-                ) from None
-    if cells.ndim == 0:
-        return values.reshape(())
-    if cells.ndim == 1:
-        return values.reshape(-1)
-    return values
+            out.append(_slow_cell(cell, cells.ndim, r, c, allow_blank))
+        values.append(out)
+    return np.array(values, dtype=float)
+
+
+def _slow_cell(cell: str, ndim: int, r: int, c: int, allow_blank: bool) -> float:
+    """One cell that is not a plain number: blank (NaN if ``allow_blank``) or parsed in full;
+    an error names the cell (1-based ``r``, ``c``)."""
+    where, rr, cc = _where(ndim, r, c)
+    if not cell.strip():
+        if allow_blank:
+            return math.nan
+        if ndim == 0:
+            raise InvalidAnswer("The answer is empty.")
+        raise InvalidAnswer(f"{where[0].upper()}{where[1:]} is empty.", rr, cc)
+    try:
+        return parse_number(cell)
+    except InvalidAnswer as exc:
+        if ndim == 0:
+            raise
+        raise InvalidAnswer(f"{where[0].upper()}{where[1:]}: {exc.message}", rr, cc) from None
 
 
 def parse_answer(
