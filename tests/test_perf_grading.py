@@ -27,7 +27,9 @@ from quizapp.grading import (
 )
 from quizapp.grading.compare import SLACK_ULPS, SMALL_CELLS, _plain_relabs, close_list
 from quizapp.grading.parse import (
+    _TRANSPOSE_MARK,
     _fast_number,
+    _may_mark,
     _normalize,
     _Parser,
     _plain_values,
@@ -360,3 +362,16 @@ def test_parse_answer_plain_text(text: str, shape: tuple[int, ...]) -> None:
     ).reshape(shape)  # fmt: skip
     got = parse_answer(text)
     assert got.shape == shape and got.tolist() == want.tolist()
+
+
+@given(st.text(alphabet="[](){}'\u2019T\u22a4^.xt 12,\t", min_size=1, max_size=20))
+def test_may_mark_never_hides_a_transpose_mark(text: str) -> None:
+    """The last-character shortcut skips the transpose-mark search only where it cannot match."""
+    if _TRANSPOSE_MARK.search(text):
+        assert _may_mark(text)
+
+
+@pytest.mark.parametrize("text", ["[1 2]'", "[1, 2]^T", "[1, 2]^{T}", "[1, 2]^( T )", "[1 2].T",
+                                  "[1 2]\u22a4", "[1 2]^\u22a4", "[1 2]\u2019"])  # fmt: skip
+def test_transpose_marks_still_read(text: str) -> None:
+    assert parse_answer(text).tolist() == [[1.0], [2.0]]

@@ -752,6 +752,15 @@ def _split_spaced(line: str) -> list[str]:
 _TRANSPOSE_MARK = re.compile(
     r"(?<=[\]\)\}])\s*(?:['\u2019]|\^\s*(?:T|\{\s*T\s*\}|\(\s*T\s*\)|\u22a4)|\.T|T|\u22a4)\Z"
 )
+
+
+def _may_mark(s: str) -> bool:
+    """False when ``s`` cannot end in a :data:`_TRANSPOSE_MARK`, decided by its last character
+    (a mark ends in ', ’, T or ⊤, or in ) or } closing "^(T)" / "^{T}"), so the regex's scan of
+    the whole answer is skipped for the usual ``[1, 2]`` or ``(3, -2)``."""
+    return s[-1] in "'\u2019T\u22a4" or (s[-1] in ")}" and "T" in s)
+
+
 _BACKTICKS = re.compile(r"(`+)([^`]+)\1")
 _FENCE = re.compile(r"[ \t]*(```+|~~~+)[ \t]*[A-Za-z0-9_+-]*[ \t]*")
 
@@ -914,7 +923,7 @@ def split_cells(text: str) -> Cells:
     if s.strip()[0] in "[({":
         s = s.strip()
     transposed = False
-    mark = _TRANSPOSE_MARK.search(s) if s[0] in "[({" else None
+    mark = _TRANSPOSE_MARK.search(s) if s[0] in "[({" and _may_mark(s) else None
     if mark:  # MATLAB's [1 2]' and the textbook's [1, 2]^T: the transpose of what precedes
         s, transposed = s[: mark.start()].rstrip(), True
     if s[0] in "({" and "[" not in s:
