@@ -195,4 +195,4 @@ def test_deeply_nested_lists_are_refused_fast_without_recursion(text: str) -> No
     v = grade([[1, 2], [3, 4]], text)
     assert v.status == "invalid"
     assert v.message.startswith("Too many brackets: a matrix has at most two levels")
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 2.0  # ms normally; generous for a loaded CI host
