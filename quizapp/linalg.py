@@ -49,7 +49,7 @@ def _array(x: Any, name: str) -> np.ndarray:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise LinalgError(f"{name} must be an array of numbers ({exc})") from None
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():  # the method: no np.all dispatch (~2x on small arrays)
         raise LinalgError(f"{name} has a non-finite entry (NaN or infinity)")
     return a
 
@@ -279,9 +279,9 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         raise LinalgError(f"softmax needs a non-empty vector or matrix, got shape {a.shape}")
     if not -a.ndim <= axis < a.ndim:
         raise LinalgError(f"axis {axis} is out of range for an array with {a.ndim} dimensions")
-    shifted = a - np.max(a, axis=axis, keepdims=True)
+    shifted = a - a.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def scaled_scores(Q: Any, K: Any) -> np.ndarray:
