@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 from quizapp import linalg
 from quizapp.bank import load_bank
+from quizapp.bank import template as template_module
 from quizapp.bank.kinds._mistakes import (
     MISTAKES,
     credit_ok,
@@ -144,3 +145,36 @@ def test_a_cache_belongs_to_one_context() -> None:
     np.testing.assert_array_equal(v1, linalg.softmax(q1 @ k.T))
     np.testing.assert_array_equal(v2, linalg.softmax(q2 @ k.T))
     assert mistaken_value("no_such_code", c1, {}) is None
+
+
+# --- templates without Jinja syntax are rendered once ---------------------------------------
+
+no_jinja = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=80
+).filter(lambda t: "{{" not in t and "{%" not in t and "{#" not in t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=no_jinja, n=st.integers(-5, 5))
+def test_constant_template_renders_as_jinja_does(source: str, n: int) -> None:
+    """Same text as Jinja's own rendering (trailing newline, ``\\r\\n``, braces...), whatever
+    the values."""
+    want = template_module.compile_template(source).render(n=n)
+    assert template_module.render(source, {"n": n}) == want
+    assert template_module.render(source, {}) == want
+
+
+def test_constant_template_cache_is_per_text_and_templates_still_read_values() -> None:
+    assert template_module.render("Divide by $x$.\n", {}) == "Divide by $x$."
+    assert template_module.render("Divide by $y$.", {}) == "Divide by $y$."
+    assert template_module.render("{{ a }} and { b }", {"a": 3}) == "3 and { b }"
+    assert template_module.render("{{ a }} and { b }", {"a": 4}) == "4 and { b }"
+    with pytest.raises(template_module.TemplateError, match="unknown placeholder"):
+        template_module.render("{{ missing }}", {})
+
+
+def test_long_constant_template_is_still_refused() -> None:
+    text = "x" * (template_module.MAX_OUTPUT + 1)
+    for _ in range(2):  # not cached as a success
+        with pytest.raises(template_module.TemplateError, match="longer than"):
+            template_module.render(text, {})

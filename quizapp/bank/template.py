@@ -376,8 +376,22 @@ def render(source: str, values: Mapping[str, Any]) -> str:
 
     Raises ``TemplateError`` (with the template line where known) naming an undefined
     placeholder, a limit that was exceeded, a macro that recurses too deeply, or any other
-    rendering error.
+    rendering error.  A text without any Jinja delimiter (most hints) reads no value, so its
+    rendering is done once and cached.
     """
+    if "{{" not in source and "{%" not in source and "{#" not in source:
+        return _render_constant(source)
+    return _render(source, values)
+
+
+@lru_cache(maxsize=4096)
+def _render_constant(source: str) -> str:
+    """``_render(source, {})`` for a text without Jinja delimiters: its output is the same for
+    any values (Jinja renders it as template data only), so it is computed by Jinja once."""
+    return _render(source, {})
+
+
+def _render(source: str, values: Mapping[str, Any]) -> str:
     template = compile_template(source)
     token = _BUDGET.set(_Budget(deadline=time.monotonic() + MAX_SECONDS))
     try:
