@@ -104,8 +104,11 @@ def matmul(A: Any, B: Any) -> np.ndarray:
 
     Raises :class:`LinalgError` if either is not a matrix or the inner dimensions differ.
     """
-    a = as_matrix(A, "A")
-    b = as_matrix(B, "B")
+    return _product(as_matrix(A, "A"), as_matrix(B, "B"))
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``matmul`` of two matrices already checked by ``as_matrix`` (no second check)."""
     if a.shape[1] != b.shape[0]:
         raise LinalgError(
             f"cannot multiply A {a.shape} by B {b.shape}: A has {a.shape[1]} columns "
@@ -328,9 +331,9 @@ def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any) -> tuple[np.ndarray, np
     Returns ``(output (n, d_v), weights (n, n))``.  Raises :class:`LinalgError` on a shape mismatch.
     """
     x = as_matrix(X, "X")
-    q = matmul(x, as_matrix(W_Q, "W_Q"))
-    k = matmul(x, as_matrix(W_K, "W_K"))
-    v = matmul(x, as_matrix(W_V, "W_V"))
+    q = _product(x, as_matrix(W_Q, "W_Q"))
+    k = _product(x, as_matrix(W_K, "W_K"))
+    v = _product(x, as_matrix(W_V, "W_V"))
     return attention(q, k, v)
 
 

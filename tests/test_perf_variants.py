@@ -178,3 +178,44 @@ def test_long_constant_template_is_still_refused() -> None:
     for _ in range(2):  # not cached as a success
         with pytest.raises(template_module.TemplateError, match="longer than"):
             template_module.render(text, {})
+
+
+# --- self-attention without re-checking its own intermediate products ------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(1, 5),
+    d_model=st.integers(1, 4),
+    d_k=st.integers(1, 5),
+    d_v=st.integers(1, 4),
+)
+def test_self_attention_is_attention_of_the_projections_bitwise(
+    data: st.DataObject, n: int, d_model: int, d_k: int, d_v: int
+) -> None:
+    ints = st.integers(-3, 3).map(float)
+    X = data.draw(hnp.arrays(float, (n, d_model), elements=ints))
+    WQ = data.draw(hnp.arrays(float, (d_model, d_k), elements=ints))
+    WK = data.draw(hnp.arrays(float, (d_model, d_k), elements=ints))
+    WV = data.draw(hnp.arrays(float, (d_model, d_v), elements=ints))
+    out, w = linalg.self_attention(X, WQ, WK, WV)
+    want_out, want_w = linalg.attention(X @ WQ, X @ WK, X @ WV)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(w, want_w)
+    # and the attention formula itself, written out with NumPy (Vaswani et al. 2017, eq. 1)
+    s = (X @ WQ) @ (X @ WK).T / np.sqrt(d_k)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(w, e / e.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+def test_self_attention_errors_are_unchanged() -> None:
+    X = np.ones((2, 3))
+    with pytest.raises(linalg.LinalgError, match=r"cannot multiply A \(2, 3\) by B \(2, 2\)"):
+        linalg.self_attention(X, np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2)))
+    with pytest.raises(linalg.LinalgError, match="W_K has a non-finite entry"):
+        linalg.self_attention(X, np.ones((3, 2)), [[np.nan] * 2] * 3, np.ones((3, 2)))
+    with pytest.raises(linalg.LinalgError, match="same dimension d"):
+        linalg.self_attention(X, np.ones((3, 2)), np.ones((3, 4)), np.ones((3, 2)))
+    with np.errstate(over="ignore"), pytest.raises(linalg.LinalgError, match="Q has a non-finite"):
+        linalg.self_attention(np.full((2, 3), 1e200), np.full((3, 2), 1e200), X.T, X.T)
