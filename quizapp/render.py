@@ -89,11 +89,29 @@ _ATTR = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def _text(raw: str) -> str:
+    """A text node of latex2mathml's output, unescaped then escaped again (cached: the same
+    symbols and letters recur in every formula)."""
     text = html.escape(html.unescape(raw), quote=False)
     for char, entity in _PROTECTED.items():
         text = text.replace(char, entity)
     return text
+
+
+@lru_cache(maxsize=1024)
+def _open_tag(tag: str, attrs: str) -> str:
+    """The rebuilt start tag of allow-listed element ``tag`` (lowercase) with the allow-listed
+    attributes of ``attrs`` (the raw attribute text), values unescaped and escaped again."""
+    parts = [tag]
+    if tag == "math":
+        parts.append(f'xmlns="{_MATHML_NS}"')
+    for am in _ATTR.finditer(attrs):
+        name = am.group(1).lower()
+        value = next((g for g in am.group(2, 3, 4) if g is not None), None)
+        if name in _MATHML_ATTRIBUTES and value is not None:
+            parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
+    return "<" + " ".join(parts) + ">"
 
 
 def _sanitize_mathml(raw: str) -> str:
@@ -106,16 +124,18 @@ def _sanitize_mathml(raw: str) -> str:
     out: list[str] = []
     stack: list[str] = []
     for m in _TOKEN.finditer(raw):
-        if m.group("text") is not None:
+        kind = m.lastgroup
+        if kind == "text":
             out.append(_text(m.group("text")))
             continue
-        if m.group("lt") is not None:
+        if kind == "lt":
             out.append("&lt;")
             continue
-        tag = m.group("tag").lower()
+        close, tag, attrs, selfclose = m.group("close", "tag", "attrs", "selfclose")
+        tag = tag.lower()
         if tag not in _MATHML_ELEMENTS:
             continue
-        if m.group("close"):
+        if close:
             if tag in stack:
                 while stack:
                     top = stack.pop()
@@ -123,16 +143,8 @@ def _sanitize_mathml(raw: str) -> str:
                     if top == tag:
                         break
             continue
-        parts = [tag]
-        if tag == "math":
-            parts.append(f'xmlns="{_MATHML_NS}"')
-        for am in _ATTR.finditer(m.group("attrs")):
-            name = am.group(1).lower()
-            value = next((g for g in am.group(2, 3, 4) if g is not None), None)
-            if name in _MATHML_ATTRIBUTES and value is not None:
-                parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
-        out.append("<" + " ".join(parts) + ">")
-        if m.group("selfclose"):
+        out.append(_open_tag(tag, attrs))
+        if selfclose:
             out.append(f"</{tag}>")
         else:
             stack.append(tag)
