@@ -407,10 +407,11 @@ def _draw_attention(
             return None  # tied weights in a row (at the asked precision)
         ctx: dict[str, Any] = {"family": "attention", "Q": Q, "K": K, "V": V, "ask": ask}
         cache: MistakeCache = {}
-        codes = distinguishable_codes(_expected(Q, K, V, ask), ctx, want, decimals, cache)
+        exp = _expected(Q, K, V, ask)
+        codes = distinguishable_codes(exp, ctx, want, decimals, cache)
         if any(c not in codes for c in need):
             return None
-        if not credit_ok(_expected(Q, K, V, ask), ctx, codes, decimals, cache=cache):
+        if not credit_ok(exp, ctx, codes, decimals, cache=cache):
             return None  # a named mistake would earn more than half the credit
         return Q, K, V, ctx, codes
 
