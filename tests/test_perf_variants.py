@@ -219,3 +219,18 @@ def test_self_attention_errors_are_unchanged() -> None:
         linalg.self_attention(X, np.ones((3, 2)), np.ones((3, 4)), np.ones((3, 2)))
     with np.errstate(over="ignore"), pytest.raises(linalg.LinalgError, match="Q has a non-finite"):
         linalg.self_attention(np.full((2, 3), 1e200), np.full((3, 2), 1e200), X.T, X.T)
+
+
+def test_format_number_non_finite_and_clean_unchanged() -> None:
+    from quizapp.bank.kinds._util import clean
+
+    fmt = template_module.format_number
+    assert [fmt(x) for x in (np.inf, -np.inf, np.nan, np.float32(np.inf))] == [
+        str(float(x)) for x in (np.inf, -np.inf, np.nan, np.float32(np.inf))
+    ]
+    assert fmt(np.float64(2.5)) == "2.5" and fmt(np.int64(-7)) == "-7"
+    out = clean(np.array([[1.0, -2.0], [0.0, 3.0]]))
+    assert out.dtype == np.int64 and out.tolist() == [[1, -2], [0, 3]]
+    assert clean(np.array([1.0, np.inf])).dtype.kind == "f"
+    assert clean(np.array([1.5, 2.0])).dtype.kind == "f"
+    assert clean(np.array(4.0)) == 4 and isinstance(clean(np.array(4.0)), int)

@@ -21,6 +21,7 @@ documents ``intercepted_binops``/``call_binop`` and ``call`` as the hooks for su
 from __future__ import annotations
 
 import contextvars
+import math
 import numbers
 import re
 import time
@@ -69,7 +70,7 @@ def format_number(x: Any, digits: int = 6) -> str:
     if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
     v = float(x)
-    if not np.isfinite(v):
+    if not math.isfinite(v):  # v is a Python float: same test, no NumPy scalar call
         return str(v)
     v = 0.0 if abs(v) < NOISE else float(f"{v:.12g}")
     if v == 0:

@@ -104,7 +104,7 @@ def tidy(a: Any) -> np.ndarray:
 def clean(a: Any) -> Any:
     """An array with integer values as an int64 array (so prompts show ``2``, not ``2.0``)."""
     x = np.asarray(a)
-    if x.dtype.kind == "f" and np.all(np.isfinite(x)) and np.all(x == np.round(x)):
+    if x.dtype.kind == "f" and np.isfinite(x).all() and (x == np.round(x)).all():
         x = x.astype(np.int64)
     if x.ndim == 0:
         return x.item()
