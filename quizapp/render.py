@@ -217,8 +217,10 @@ def _standin_mtable(k: int, display: bool) -> str:
     """The sanitized ``<mtable>`` of stand-in number ``k`` (converted by latex2mathml)."""
     body = _STANDIN_BODY.format(k=k)
     out = _convert_latex(f"\\begin{{pmatrix}} {body} \\end{{pmatrix}}", display)
-    start, end = out.index("<mtable"), out.rindex("</mtable>") + len("</mtable>")
-    return out[start:end]
+    start, end = out.find("<mtable"), out.rfind("</mtable>")
+    if start < 0 or end < 0:
+        return "<no-such-element>"  # not an allow-listed tag: never in sanitized output
+    return out[start : end + len("</mtable>")]
 
 
 def _render_numeric_matrices(tex: str, display: bool) -> str | None:

@@ -240,3 +240,11 @@ def test_sanitizer_equals_the_reference_on_the_bank() -> None:
                 except Exception:  # noqa: BLE001 - formulas latex2mathml refuses are not at issue
                     continue
                 assert render._sanitize_mathml(raw) == reference_sanitize(raw)
+
+
+def test_shortcut_declines_if_the_standin_cannot_be_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should latex2mathml ever fail on the stand-in, formulas are converted whole (no crash)."""
+    tex = r"A = \begin{pmatrix} 1 & 2 \end{pmatrix}"
+    monkeypatch.setattr(render, "_standin_mtable", lambda k, display: "<no-such-element>")
+    assert render._render_numeric_matrices(tex, False) is None
+    assert render.render_latex.__wrapped__(tex, False) == slow(tex, False)
