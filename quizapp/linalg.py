@@ -49,7 +49,7 @@ def _array(x: Any, name: str) -> np.ndarray:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
         raise LinalgError(f"{name} must be an array of numbers ({exc})") from None
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():  # the method: no np.all dispatch (~2x on small arrays)
         raise LinalgError(f"{name} has a non-finite entry (NaN or infinity)")
     return a
 
@@ -104,8 +104,11 @@ def matmul(A: Any, B: Any) -> np.ndarray:
 
     Raises :class:`LinalgError` if either is not a matrix or the inner dimensions differ.
     """
-    a = as_matrix(A, "A")
-    b = as_matrix(B, "B")
+    return _product(as_matrix(A, "A"), as_matrix(B, "B"))
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``matmul`` of two matrices already checked by ``as_matrix`` (no second check)."""
     if a.shape[1] != b.shape[0]:
         raise LinalgError(
             f"cannot multiply A {a.shape} by B {b.shape}: A has {a.shape[1]} columns "
@@ -279,9 +282,9 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         raise LinalgError(f"softmax needs a non-empty vector or matrix, got shape {a.shape}")
     if not -a.ndim <= axis < a.ndim:
         raise LinalgError(f"axis {axis} is out of range for an array with {a.ndim} dimensions")
-    shifted = a - np.max(a, axis=axis, keepdims=True)
+    shifted = a - a.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def scaled_scores(Q: Any, K: Any) -> np.ndarray:
@@ -328,9 +331,9 @@ def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any) -> tuple[np.ndarray, np
     Returns ``(output (n, d_v), weights (n, n))``.  Raises :class:`LinalgError` on a shape mismatch.
     """
     x = as_matrix(X, "X")
-    q = matmul(x, as_matrix(W_Q, "W_Q"))
-    k = matmul(x, as_matrix(W_K, "W_K"))
-    v = matmul(x, as_matrix(W_V, "W_V"))
+    q = _product(x, as_matrix(W_Q, "W_Q"))
+    k = _product(x, as_matrix(W_K, "W_K"))
+    v = _product(x, as_matrix(W_V, "W_V"))
     return attention(q, k, v)
 
 

@@ -89,11 +89,29 @@ _ATTR = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def _text(raw: str) -> str:
+    """A text node of latex2mathml's output, unescaped then escaped again (cached: the same
+    symbols and letters recur in every formula)."""
     text = html.escape(html.unescape(raw), quote=False)
     for char, entity in _PROTECTED.items():
         text = text.replace(char, entity)
     return text
+
+
+@lru_cache(maxsize=1024)
+def _open_tag(tag: str, attrs: str) -> str:
+    """The rebuilt start tag of allow-listed element ``tag`` (lowercase) with the allow-listed
+    attributes of ``attrs`` (the raw attribute text), values unescaped and escaped again."""
+    parts = [tag]
+    if tag == "math":
+        parts.append(f'xmlns="{_MATHML_NS}"')
+    for am in _ATTR.finditer(attrs):
+        name = am.group(1).lower()
+        value = next((g for g in am.group(2, 3, 4) if g is not None), None)
+        if name in _MATHML_ATTRIBUTES and value is not None:
+            parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
+    return "<" + " ".join(parts) + ">"
 
 
 def _sanitize_mathml(raw: str) -> str:
@@ -106,16 +124,18 @@ def _sanitize_mathml(raw: str) -> str:
     out: list[str] = []
     stack: list[str] = []
     for m in _TOKEN.finditer(raw):
-        if m.group("text") is not None:
+        kind = m.lastgroup
+        if kind == "text":
             out.append(_text(m.group("text")))
             continue
-        if m.group("lt") is not None:
+        if kind == "lt":
             out.append("&lt;")
             continue
-        tag = m.group("tag").lower()
+        close, tag, attrs, selfclose = m.group("close", "tag", "attrs", "selfclose")
+        tag = tag.lower()
         if tag not in _MATHML_ELEMENTS:
             continue
-        if m.group("close"):
+        if close:
             if tag in stack:
                 while stack:
                     top = stack.pop()
@@ -123,16 +143,8 @@ def _sanitize_mathml(raw: str) -> str:
                     if top == tag:
                         break
             continue
-        parts = [tag]
-        if tag == "math":
-            parts.append(f'xmlns="{_MATHML_NS}"')
-        for am in _ATTR.finditer(m.group("attrs")):
-            name = am.group(1).lower()
-            value = next((g for g in am.group(2, 3, 4) if g is not None), None)
-            if name in _MATHML_ATTRIBUTES and value is not None:
-                parts.append(f'{name}="{html.escape(html.unescape(value), quote=True)}"')
-        out.append("<" + " ".join(parts) + ">")
-        if m.group("selfclose"):
+        out.append(_open_tag(tag, attrs))
+        if selfclose:
             out.append(f"</{tag}>")
         else:
             stack.append(tag)
@@ -152,9 +164,110 @@ def render_latex(tex: str, display: bool = False) -> str:
 
     Safe to embed in HTML.  On a conversion error (or a formula longer than ``MAX_LATEX``
     characters) returns the escaped source in ``<code class="math-error">``; never raises.
+
+    Matrices whose cells are all plain numbers (what the ``latex`` template filter emits) are
+    converted without latex2mathml when that gives the identical result (see
+    ``_render_numeric_matrices``); everything else goes through latex2mathml and the sanitizer.
     """
     if len(tex) > MAX_LATEX:
         return _error_html(tex[:200] + "...", display)
+    fast = _render_numeric_matrices(tex, display)
+    if fast is not None:
+        return fast
+    return _convert_latex(tex, display)
+
+
+#: A matrix environment whose body holds only digits, ``.``, ``-``, ``?``, ``&``, ``\\`` and
+#: ASCII spaces/newlines (so it cannot contain another environment or any command).
+_MATRIX_ENV = re.compile(
+    r"\\begin\{(pmatrix|bmatrix|Bmatrix|vmatrix|Vmatrix|matrix)\}([-0-9.?&\\ \n]*?)\\end\{\1\}"
+)
+_NUMBER_CELL = re.compile(r"(-?)([0-9]+(?:\.[0-9]+)?)|\?")
+#: The stand-in matrix body (``{k}`` numbers the matrices of a formula): its cells cover every
+#: cell form the fast path builds (a sign, a number with a decimal point and every digit, a
+#: ``?``), so any context that would change how latex2mathml converts a cell (a font or style
+#: command around the matrix...) also changes the stand-in's output, and the fast path declines.
+_STANDIN_BODY = "-9081726354.5 & ? & {k}"
+_STANDIN_MARK = "9081726354"
+_MAX_MATRICES = 32
+
+
+def _numeric_mtable(body: str) -> str | None:
+    """The sanitized ``<mtable>`` latex2mathml gives for a matrix body of plain numbers (or
+    ``?``), built directly from the matched digits; None if any cell is something else."""
+    rows = []
+    for row in body.split("\\\\"):
+        cells = []
+        for cell in row.split("&"):
+            m = _NUMBER_CELL.fullmatch(cell.strip(" \n"))
+            if m is None:
+                return None
+            if m.group(2) is None:
+                cells.append("<mtd><mo>?</mo></mtd>")
+            elif m.group(1):
+                cells.append(f"<mtd><mo>\u2212</mo><mn>{m.group(2)}</mn></mtd>")
+            else:
+                cells.append(f"<mtd><mn>{m.group(2)}</mn></mtd>")
+        rows.append("<mtr>" + "".join(cells) + "</mtr>")
+    return "<mtable>" + "".join(rows) + "</mtable>"
+
+
+@lru_cache(maxsize=2 * _MAX_MATRICES)
+def _standin_mtable(k: int, display: bool) -> str:
+    """The sanitized ``<mtable>`` of stand-in number ``k`` (converted by latex2mathml)."""
+    body = _STANDIN_BODY.format(k=k)
+    out = _convert_latex(f"\\begin{{pmatrix}} {body} \\end{{pmatrix}}", display)
+    start, end = out.find("<mtable"), out.rfind("</mtable>")
+    if start < 0 or end < 0:
+        return "<no-such-element>"  # not an allow-listed tag: never in sanitized output
+    return out[start : end + len("</mtable>")]
+
+
+def _render_numeric_matrices(tex: str, display: bool) -> str | None:
+    """``_convert_latex(tex, display)`` for a formula with matrices of plain numbers, computed
+    without converting those matrices; None when the shortcut does not apply.
+
+    latex2mathml converts a matrix cell by cell into an ``<mtable>`` whose rows and cells do not
+    depend on what surrounds the matrix.  So the k-th such matrix is swapped for stand-in k, the
+    rest of the formula (the same for every seed of an exercise, hence cached) goes through
+    latex2mathml and the sanitizer, and each stand-in's ``<mtable>`` in the result is replaced by
+    one built from the matrix's own digits.  The built markup holds only the tags above and text
+    matched by ``[0-9.]``, so it needs no sanitizing.  The shortcut declines (None) when the
+    formula has no such matrix (or more than ``_MAX_MATRICES``), contains the stand-in's digits,
+    uses an alignment environment (whose column count is read from the ``&`` inside it), or when
+    a stand-in does not come back exactly once and unchanged (a context that alters cells, a
+    matrix inside a comment or ``\verb``...).  ``tests/test_render_fast.py`` compares it with
+    latex2mathml's own output.
+    """
+    if "\\begin" not in tex or _STANDIN_MARK in tex or _ALIGN_ENV.search(tex):
+        return None
+    tables: list[str] = []
+
+    def swap(m: re.Match[str]) -> str:
+        table = _numeric_mtable(m.group(2))
+        if table is None:
+            return m.group(0)
+        body = _STANDIN_BODY.format(k=len(tables))
+        tables.append(table)
+        return f"\\begin{{{m.group(1)}}} {body} \\end{{{m.group(1)}}}"
+
+    skeleton = _MATRIX_ENV.sub(swap, tex)
+    if not tables or len(tables) > _MAX_MATRICES:
+        return None
+    out = _convert_latex(skeleton, display)
+    for k, table in enumerate(tables):
+        standin = _standin_mtable(k, display)
+        if out.count(standin) != 1:
+            return None
+        out = out.replace(standin, table, 1)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _convert_latex(tex: str, display: bool) -> str:
+    """latex2mathml's conversion of ``tex`` rebuilt by ``_sanitize_mathml`` (or the error
+    markup).  Cached: the formulas left once numeric matrices are taken out repeat across
+    seeds."""
     try:
         raw = _latex_to_mathml(
             _protect_text(_rewrite_environments(tex)), display="block" if display else "inline"

@@ -21,6 +21,7 @@ documents ``intercepted_binops``/``call_binop`` and ``call`` as the hooks for su
 from __future__ import annotations
 
 import contextvars
+import math
 import numbers
 import re
 import time
@@ -69,7 +70,7 @@ def format_number(x: Any, digits: int = 6) -> str:
     if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
     v = float(x)
-    if not np.isfinite(v):
+    if not math.isfinite(v):  # v is a Python float: same test, no NumPy scalar call
         return str(v)
     v = 0.0 if abs(v) < NOISE else float(f"{v:.12g}")
     if v == 0:
@@ -376,8 +377,22 @@ def render(source: str, values: Mapping[str, Any]) -> str:
 
     Raises ``TemplateError`` (with the template line where known) naming an undefined
     placeholder, a limit that was exceeded, a macro that recurses too deeply, or any other
-    rendering error.
+    rendering error.  A text without any Jinja delimiter (most hints) reads no value, so its
+    rendering is done once and cached.
     """
+    if "{{" not in source and "{%" not in source and "{#" not in source:
+        return _render_constant(source)
+    return _render(source, values)
+
+
+@lru_cache(maxsize=4096)
+def _render_constant(source: str) -> str:
+    """``_render(source, {})`` for a text without Jinja delimiters: its output is the same for
+    any values (Jinja renders it as template data only), so it is computed by Jinja once."""
+    return _render(source, {})
+
+
+def _render(source: str, values: Mapping[str, Any]) -> str:
     template = compile_template(source)
     token = _BUDGET.set(_Budget(deadline=time.monotonic() + MAX_SECONDS))
     try:

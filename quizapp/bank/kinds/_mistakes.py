@@ -375,16 +375,34 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
 }
 
 
-def mistaken_value(code: str, ctx: Ctx) -> np.ndarray | None:
-    """The value mistake ``code`` produces for the variant with context ``ctx`` (or ``None``)."""
+#: Mistaken values already computed for one context: code -> value (or None).  See
+#: ``mistaken_value``'s ``cache``.
+MistakeCache = dict[str, "np.ndarray | None"]
+
+
+def mistaken_value(code: str, ctx: Ctx, cache: MistakeCache | None = None) -> np.ndarray | None:
+    """The value mistake ``code`` produces for the variant with context ``ctx`` (or ``None``).
+
+    ``cache``: a dict the caller keeps for ONE context (contexts that differ only in ``mask``
+    count as one: no mistake reads the mask).  A value computed before is returned from it, a new
+    one stored in it, so a kind that checks the same candidate twice (``distinguishable_codes``
+    then ``credit_ok``, or several masks of one matrix) computes each mistake once.  The values
+    must not be modified.
+    """
+    if cache is not None and code in cache:
+        return cache[code]
     fn = MISTAKES.get((str(ctx.get("family", "")), code))
     if fn is None:
-        return None
-    try:
-        out = fn(ctx)
-    except (KeyError, ValueError, TypeError, linalg.LinalgError):
-        return None
-    return None if out is None else np.asarray(out, dtype=float)
+        out = None
+    else:
+        try:
+            out = fn(ctx)
+        except (KeyError, ValueError, TypeError, linalg.LinalgError):
+            out = None
+        out = None if out is None else np.asarray(out, dtype=float)
+    if cache is not None:
+        cache[code] = out
+    return out
 
 
 def mistake_message(code: str, ctx: Ctx) -> str:
@@ -393,14 +411,19 @@ def mistake_message(code: str, ctx: Ctx) -> str:
 
 
 def distinguishable_codes(
-    expected: Any, ctx: Ctx, codes: tuple[str, ...], decimals: int = 2
+    expected: Any,
+    ctx: Ctx,
+    codes: tuple[str, ...],
+    decimals: int = 2,
+    cache: MistakeCache | None = None,
 ) -> tuple[str, ...]:
-    """The codes among ``codes`` whose mistaken value exists and differs from ``expected``."""
+    """The codes among ``codes`` whose mistaken value exists and differs from ``expected``.
+    ``cache``: as for ``mistaken_value``."""
     from ._util import distinct
 
     out = []
     for code in codes:
-        v = mistaken_value(code, ctx)
+        v = mistaken_value(code, ctx, cache)
         if v is not None and distinct(expected, v, decimals):
             out.append(code)
     return tuple(out)
@@ -418,16 +441,17 @@ def mistake_credit(
     codes: tuple[str, ...],
     decimals: int = 2,
     mask: np.ndarray | None = None,
+    cache: MistakeCache | None = None,
 ) -> dict[str, float]:
     """For each code whose mistaken value exists with the expected shape: the share of graded
     cells (``mask`` True, or all) the mistaken value gets right.  "Right" is judged generously
     (``|a - e| <= 3·10**-decimals + 0.02·|e|``, wider than any attention exercise's tolerance),
     so a variant accepted by ``credit_ok`` gives the mistake at most that share under the real
-    tolerance too."""
+    tolerance too.  ``cache``: as for ``mistaken_value``."""
     exp = _f(expected)
     out: dict[str, float] = {}
     for code in codes:
-        v = mistaken_value(code, ctx)
+        v = mistaken_value(code, ctx, cache)
         if v is None or np.shape(v) != exp.shape:
             continue
         close = np.abs(_f(v) - exp) <= 3 * 10.0**-decimals + 0.02 * np.abs(exp)
@@ -443,13 +467,15 @@ def credit_ok(
     codes: tuple[str, ...],
     decimals: int = 2,
     mask: np.ndarray | None = None,
+    cache: MistakeCache | None = None,
 ) -> bool:
     """True when none of ``codes`` (plus ``GUARDED_ATTENTION`` for attention contexts) earns
-    more than ``MAX_MISTAKE_CREDIT`` of the graded cells (see ``mistake_credit``)."""
+    more than ``MAX_MISTAKE_CREDIT`` of the graded cells (see ``mistake_credit``).  ``cache``: as
+    for ``mistaken_value``."""
     guard = tuple(
         dict.fromkeys(codes + (GUARDED_ATTENTION if ctx.get("family") == "attention" else ()))
     )
-    credit = mistake_credit(expected, ctx, guard, decimals, mask)
+    credit = mistake_credit(expected, ctx, guard, decimals, mask, cache)
     return all(c <= MAX_MISTAKE_CREDIT for c in credit.values())
 
 

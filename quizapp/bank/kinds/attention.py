@@ -24,7 +24,7 @@ from quizapp import linalg
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
-from ._mistakes import constant_column, credit_ok, distinguishable_codes
+from ._mistakes import MistakeCache, constant_column, credit_ok, distinguishable_codes
 from ._util import (
     KEYWORD_WORDS,
     QUERY_WORDS,
@@ -406,10 +406,12 @@ def _draw_attention(
         if distinct_rows and any(len(set(np.round(r, decimals).tolist())) < len(r) for r in W):
             return None  # tied weights in a row (at the asked precision)
         ctx: dict[str, Any] = {"family": "attention", "Q": Q, "K": K, "V": V, "ask": ask}
-        codes = distinguishable_codes(_expected(Q, K, V, ask), ctx, want, decimals)
+        cache: MistakeCache = {}
+        exp = _expected(Q, K, V, ask)
+        codes = distinguishable_codes(exp, ctx, want, decimals, cache)
         if any(c not in codes for c in need):
             return None
-        if not credit_ok(_expected(Q, K, V, ask), ctx, codes, decimals):
+        if not credit_ok(exp, ctx, codes, decimals, cache=cache):
             return None  # a named mistake would earn more than half the credit
         return Q, K, V, ctx, codes
 
@@ -456,15 +458,16 @@ class SelfAttention(Kind):
             Q, K, V = X @ WQ, X @ WK, X @ WV
             if p.ask == "output" and constant_column(V):
                 return None  # that output column would be right for any weights
-            out, W = linalg.self_attention(X, WQ, WK, WV)
+            out, W = linalg.attention(Q, K, V)  # = self_attention(X, WQ, WK, WV), same bits
             if not not_saturated(W, p.decimals) or np.any(np.ptp(W, axis=1) < 10.0**-p.decimals):
                 return None
             ctx: dict[str, Any] = {"family": "attention", "Q": Q, "K": K, "V": V, "ask": p.ask}
             exp = out if p.ask == "output" else W
-            codes = distinguishable_codes(exp, ctx, want, p.decimals)
+            cache: MistakeCache = {}
+            codes = distinguishable_codes(exp, ctx, want, p.decimals, cache)
             if any(c not in codes for c in ("missing_scale", "softmax_axis", "missing_softmax")):
                 return None
-            if not credit_ok(exp, ctx, codes, p.decimals):
+            if not credit_ok(exp, ctx, codes, p.decimals, cache=cache):
                 return None  # a named mistake would earn more than half the credit
             return X, WQ, WK, WV, ctx, codes
 
@@ -648,10 +651,11 @@ class MultiHeadAttention(Kind):
                 "ask": p.ask,
             }
             exp = out if p.ask == "output" else np.concatenate(heads, axis=1)
-            codes = distinguishable_codes(exp, ctx, want, p.decimals)
+            cache: MistakeCache = {}
+            codes = distinguishable_codes(exp, ctx, want, p.decimals, cache)
             if codes != want:
                 return None
-            if not credit_ok(exp, ctx, codes, p.decimals):
+            if not credit_ok(exp, ctx, codes, p.decimals, cache=cache):
                 return None  # a named mistake would earn more than half the credit
             return X, WQ, WK, WV, WO, ctx, codes, out, heads, weights
 
@@ -770,6 +774,7 @@ class AttentionFill(Kind):
             distinct_rows=True,
         )
         expected = _expected(Q, K, V, p.target)
+        cache: MistakeCache = {}  # no mistake reads the mask: one cache serves every mask tried
 
         def pick_mask():
             idx = rng.choice(cells, size=p.blanks, replace=False)
@@ -779,10 +784,10 @@ class AttentionFill(Kind):
             ctx_m = {**ctx, "mask": mask}
             if p.target == "weights" and np.any(mask.sum(axis=1) == 1):
                 return None  # a lone blank in a row would just be 1 minus the given weights
-            kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals)
+            kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals, cache)
             if "missing_scale" not in kept:
                 return None
-            if not credit_ok(expected, ctx_m, kept, p.decimals, mask):
+            if not credit_ok(expected, ctx_m, kept, p.decimals, mask, cache):
                 return None  # a named mistake would fill more than half the blanks right
             return mask, kept
 
@@ -824,6 +829,7 @@ def _masked_codes(
     codes: tuple[str, ...],
     mask: np.ndarray,
     decimals: int,
+    cache: MistakeCache | None = None,
 ) -> tuple[str, ...]:
     from ._mistakes import mistaken_value
     from ._util import distinct
@@ -833,7 +839,7 @@ def _masked_codes(
         if c == "rows_dont_sum_to_one":
             kept.append(c)
             continue
-        v = mistaken_value(c, ctx)
+        v = mistaken_value(c, ctx, cache)
         if (
             v is not None
             and v.shape == expected.shape
