@@ -63,3 +63,68 @@ def test_simple_placeholders_match_jinja(source: str) -> None:
     fast = _simple_placeholders(source)
     assert fast is None or fast == expected
     assert placeholders(source) == expected
+
+
+def _bank_exercise_files() -> list[Path]:
+    return [p for p in FILES if p.name != "quiz.yaml"]
+
+
+@pytest.mark.parametrize("path", _bank_exercise_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_validation_generates_seed_zero_once(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation draws seed 0 once (the placeholder check and the generation check share it),
+    and that shared draw is the variant a fresh draw gives: the kinds are pure in (params, seed),
+    so sharing cannot change a validation result (issue 7)."""
+    import numpy as np
+
+    from quizapp.bank import validate
+    from quizapp.bank.template import render
+    from quizapp.bank.yamlio import parse_yaml
+
+    data, located = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    calls: list[object] = []
+    real_generate = validate._generate
+
+    def counting(kind, params, seed, memo):  # type: ignore[no-untyped-def]
+        before = dict(memo) if memo is not None else {}
+        out = real_generate(kind, params, seed, memo)
+        if seed not in before:
+            calls.append(out)
+        return out
+
+    monkeypatch.setattr(validate, "_generate", counting)
+    checked, errors = validate.check_exercise(data, located, str(path))
+    assert errors == [] and checked is not None
+    assert len(calls) == 1, "seed 0 must be drawn exactly once per validation"
+    shared = calls[0]
+    fresh = checked.kind.generate(checked.params, np.random.default_rng(0))
+    assert sorted(shared.values) == sorted(fresh.values)  # type: ignore[attr-defined]
+    assert render(checked.spec.prompt, shared.values) == render(  # type: ignore[attr-defined]
+        checked.spec.prompt, fresh.values
+    )
+    assert np.array_equal(
+        np.asarray(shared.expected, dtype=object),  # type: ignore[attr-defined]
+        np.asarray(fresh.expected, dtype=object),
+    )
+
+
+def test_validation_generation_failure_still_reported_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind that cannot generate seed 0 is tried once and reported once, at ``params:``."""
+    from quizapp.bank import validate
+    from quizapp.bank.kinds import all_kinds
+    from quizapp.bank.yamlio import parse_yaml
+
+    kind = all_kinds()["linear_system"]
+    calls = []
+
+    def broken(params, rng):  # type: ignore[no-untyped-def]
+        calls.append(params)
+        raise ValueError("no system with these params")
+
+    monkeypatch.setattr(kind, "generate", broken)
+    source = "title: T\nkind: linear_system\nprompt: 'Solve {{ system }}'\nparams:\n  size: 2\n"
+    data, located = parse_yaml(source, "x.yaml")
+    checked, errors = validate.check_exercise(data, located, "x.yaml")
+    assert checked is None and len(calls) == 1
+    assert [str(e) for e in errors] == [
+        "x.yaml:4:1: params: cannot generate a variant: no system with these params (seed 0)"
+    ]
