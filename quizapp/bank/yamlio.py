@@ -188,6 +188,11 @@ class _Builder:
                     value = yaml.constructor.SafeConstructor().construct_object(node, deep=True)
             except yaml.YAMLError as exc:
                 raise self.error(node, f"bad value {node.value!r}: {exc}") from None
+            except (ValueError, KeyError, TypeError, OverflowError):
+                # An explicit tag on a value it does not fit (`!!int ten`, `!!bool maybe`,
+                # `!!timestamp 2024-13-01`): PyYAML's constructors raise plain Python errors.
+                short = tag.replace("tag:yaml.org,2002:", "!!")
+                raise self.error(node, f"bad value {node.value!r}: not a valid {short}") from None
             return value, None
         if id(node) in self.open:
             raise self.error(
