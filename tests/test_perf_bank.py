@@ -284,3 +284,19 @@ def test_parse_yaml_matches_pyyaml_on_generated_documents(
     except yaml.YAMLError:  # pragma: no cover - safe_dump output always loads
         return
     _check_parse_matches_pyyaml(text)
+
+
+def test_shared_marks_are_immutable_and_equal_to_fresh_ones() -> None:
+    """``parse_yaml`` hands out one cached ``Mark`` per position; that is safe only because a
+    Mark cannot be changed, and it must equal a freshly built one."""
+    import dataclasses
+
+    from quizapp.bank.yamlio import Mark, parse_yaml
+
+    _, first = parse_yaml("a: 1\nb: [x, y]\n", "one.yaml")
+    _, second = parse_yaml("a: 2\nb: [z, w]\n", "two.yaml")
+    assert first.values["a"] == Mark(1, 4) and first.children["b"].values[1] == Mark(2, 8)
+    assert second.values["a"] == first.values["a"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.values["a"].line = 9  # type: ignore[misc]
+    assert second.values["a"] == Mark(1, 4)

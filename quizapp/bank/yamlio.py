@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,14 @@ class Located:
         return here.keys.get(loc[-1]) if loc else None
 
 
+#: Marks are immutable (frozen), so one instance per position serves every file: a cache hit is
+#: several times cheaper than a frozen dataclass's ``__init__`` (tens of thousands per bank).
+_mark_at = lru_cache(maxsize=1 << 16)(Mark)
+
+
 def _mark(node: Node) -> Mark:
-    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+    start = node.start_mark
+    return _mark_at(start.line + 1, start.column + 1)
 
 
 _LEADING_TAB = re.compile(r"^[ ]*\t")
