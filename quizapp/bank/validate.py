@@ -226,13 +226,13 @@ def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[Ba
     known_obj = getattr(concepts_module, "CONCEPTS", None)
     if known_obj is None:
         return []
-    known = sorted(str(k) for k in known_obj)
+    known_set = {str(k) for k in known_obj}
     out = []
     loc = located.children.get("concepts")
     for i, c in enumerate(concepts):
-        if str(c) not in known:
+        if str(c) not in known_set:
             mark = loc.values.get(i, located.start) if loc else located.start
-            best = suggest(str(c), known)
+            best = suggest(str(c), sorted(known_set))  # sorted only for a file with an error
             out.append(
                 _at(
                     file,

@@ -167,14 +167,17 @@ class _Builder:
         m = _mark(node)
         return BankError(self.file, m.line, m.column, message)
 
+    def too_many(self, node: Node) -> BankError:
+        return self.error(
+            node,
+            f"the YAML expands to more than {MAX_NODES} nodes through anchors and aliases "
+            "(a 'billion laughs' file?); write the data out instead of nesting aliases",
+        )
+
     def build(self, node: Node) -> tuple[Any, Located | None]:
         self.count += 1
         if self.count > MAX_NODES:
-            raise self.error(
-                node,
-                f"the YAML expands to more than {MAX_NODES} nodes through anchors and aliases "
-                "(a 'billion laughs' file?); write the data out instead of nesting aliases",
-            )
+            raise self.too_many(node)
         tag = node.tag
         if tag not in _SAFE_TAGS:
             if "python" in tag:
@@ -222,11 +225,18 @@ class _Builder:
             items: list[Any] = []
             values, children, styles = loc.values, loc.children, loc.styles
             for i, child in enumerate(node.value):
-                value, sub = build(child)
-                items.append(value)
+                if child.__class__ is ScalarNode and child.tag == _STR_TAG:
+                    # A string item, inline (what build() does for it, without the call).
+                    self.count += 1
+                    if self.count > MAX_NODES:
+                        raise self.too_many(child)
+                    items.append(child.value)
+                else:
+                    value, sub = build(child)
+                    items.append(value)
+                    if sub is not None:
+                        children[i] = sub
                 values[i] = _mark(child)
-                if sub is not None:
-                    children[i] = sub
                 if isinstance(child, ScalarNode):
                     styles[i] = child.style or None
             return items, loc
@@ -245,12 +255,19 @@ class _Builder:
                     raise self.error(
                         key_node, f"duplicate key {key!r} (first given at line {first.line})"
                     )
-                value, sub = build(value_node)
-                mapping[key] = value
+                if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG:
+                    # A string value, inline (what build() does for it, without the call).
+                    self.count += 1
+                    if self.count > MAX_NODES:
+                        raise self.too_many(value_node)
+                    mapping[key] = value_node.value
+                else:
+                    value, sub = build(value_node)
+                    mapping[key] = value
+                    if sub is not None:
+                        children[key] = sub
                 keys[key] = _mark(key_node)
                 values[key] = _mark(value_node)
-                if sub is not None:
-                    children[key] = sub
                 if isinstance(value_node, ScalarNode):
                     styles[key] = value_node.style or None
             return mapping, loc
