@@ -453,6 +453,8 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
       stored on the exercise (``sync_error``) and reported.
     - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``.
     """
+    from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
+
     report = SyncReport()
     root = root or Path(".")
     begin_write(session)
@@ -489,9 +491,16 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     session.flush()
 
     existing = {e.id: e for e in session.scalars(select(Exercise))}
-    versions = {
-        (v.exercise_id, v.content_hash): v for v in session.scalars(select(ExerciseVersion))
+    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
+    versions: set[tuple[str, str]] = {
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
     }
+    repoint: list[tuple[str, float]] = []
+    new_versions: list[dict[str, Any]] = []
+    new_exercises: list[dict[str, Any]] = []
     positions: dict[str, int] = {}
     for quiz in bank.quizzes.values():
         for i, ex_id in enumerate(quiz.exercise_ids):
@@ -509,11 +518,45 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         title = str(getattr(spec, "title", ex.id))
         points = float(getattr(spec, "points", 10))
         attempts = int(getattr(spec, "attempts", 3))
+        fields: dict[str, Any] = {
+            "quiz_id": ex.quiz_id,
+            "title": title,
+            "kind": str(getattr(spec, "kind", "")),
+            "points": points,
+            "attempts": attempts,
+            "practice": bool(getattr(spec, "practice", True)),
+            "concepts": [str(c) for c in (getattr(spec, "concepts", None) or [])],
+        }
+        if (ex.id, ex.content_hash) not in versions:
+            new_versions.append(
+                {
+                    "exercise_id": ex.id,
+                    "content_hash": ex.content_hash,
+                    "source": ex.source,
+                    "title": title,
+                    "points": points,
+                    "attempts": attempts,
+                    "created_at": now,
+                }
+            )
+            versions.add((ex.id, ex.content_hash))
         if row is None:
-            row = Exercise(id=ex.id, quiz_id=ex.quiz_id, created_at=now)
-            session.add(row)
+            # A new exercise: one row of a single executemany (no ORM object per row).
+            new_exercises.append(
+                {
+                    "id": ex.id,
+                    **fields,
+                    "position": positions.get(ex.id, 0),
+                    "current_hash": ex.content_hash,
+                    "archived": False,
+                    "sync_error": None,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
             report.added.append(ex.id)
-        elif row.current_hash != ex.content_hash:
+            continue
+        if row.current_hash != ex.content_hash:
             report.updated.append(ex.id)
         elif row.archived:
             report.restored.append(ex.id)
@@ -522,38 +565,30 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         if row.archived and ex.id not in report.restored:
             report.restored.append(ex.id)
         old_points = row.points
-        row.quiz_id = ex.quiz_id
-        row.title = title
-        row.kind = str(getattr(spec, "kind", ""))
-        row.points = points
-        row.attempts = attempts
-        row.practice = bool(getattr(spec, "practice", True))
-        row.concepts = [str(c) for c in (getattr(spec, "concepts", None) or [])]
+        for name, value in fields.items():
+            setattr(row, name, value)
         row.position = positions.get(ex.id, row.position or 0)
         row.archived = False
         row.sync_error = None
-        if (ex.id, ex.content_hash) not in versions:
-            version = ExerciseVersion(
-                exercise_id=ex.id,
-                content_hash=ex.content_hash,
-                source=ex.source,
-                title=title,
-                points=points,
-                attempts=attempts,
-                created_at=now,
-            )
-            session.add(version)
-            versions[(ex.id, ex.content_hash)] = version
         if row.current_hash != ex.content_hash:
             row.current_hash = ex.content_hash
             row.updated_at = now
-        session.flush()
         if old_points is not None and old_points != points:
-            session.execute(
-                update(Progress)
-                .where(Progress.exercise_id == ex.id)
-                .values(best_points=Progress.best_score * points)
-            )
+            repoint.append((ex.id, points))
+    # One flush for the changed exercises instead of one per exercise; then the new exercises
+    # and the new versions each in one executemany, in bank order (version ids ascend as
+    # before), without loading them back (nothing here needs them as objects).
+    session.flush()
+    if new_exercises:
+        session.execute(insert(Exercise), new_exercises)
+    if new_versions:
+        session.execute(insert(ExerciseVersion), new_versions)
+    for ex_id, points in repoint:
+        session.execute(
+            update(Progress)
+            .where(Progress.exercise_id == ex_id)
+            .values(best_points=Progress.best_score * points)
+        )
 
     for ex_id, row in existing.items():
         if ex_id in bank.exercises:

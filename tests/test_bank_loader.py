@@ -215,3 +215,33 @@ def test_derive_seed_is_the_documented_hmac_and_stable() -> None:
 def test_derive_seed_pinned_value() -> None:
     # A stored (user, exercise, variant number) must map to the same seed in every release.
     assert derive_seed("secret", 1, "q/e", 0) == 4577289355078772592
+
+
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [
+        ("!!int ten", "!!int"),
+        ("!!float x", "!!float"),
+        ("!!bool maybe", "!!bool"),
+        ("!!timestamp 2024-13-45", "!!timestamp"),
+    ],
+)
+def test_explicit_tag_on_a_wrong_value_is_a_located_error_not_a_crash(
+    tmp_path: Path, value: str, tag: str
+) -> None:
+    """PyYAML's constructors raise ValueError/KeyError for `!!int ten` and the like; the file is
+    reported at the value's line and the other files still load."""
+    from quizapp.bank import load_bank
+
+    quiz = tmp_path / "q"
+    quiz.mkdir()
+    (quiz / "quiz.yaml").write_text("title: Q\n")
+    good = "title: Good\nkind: expression\nvariables: {a: {integers: [1, 5]}}\n"
+    good += "answer: a + 1\nprompt: 'Compute {{ a }} + 1.'\n"
+    (quiz / "a.yaml").write_text(good)
+    (quiz / "b.yaml").write_text(good.replace("title: Good", f"title: Bad\npoints: {value}"))
+    bank = load_bank(tmp_path)
+    assert list(bank.exercises) == ["q/a"]
+    assert [str(e) for e in bank.errors] == [
+        f"{quiz / 'b.yaml'}:2:9: bad value {value.split(' ', 1)[1]!r}: not a valid {tag}"
+    ]

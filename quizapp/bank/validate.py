@@ -25,7 +25,7 @@ from quizapp.bank.schema import (
     suggest,
 )
 from quizapp.bank.template import TemplateError, placeholder_line, placeholders, render
-from quizapp.bank.types import Kind, KindParams
+from quizapp.bank.types import Generated, Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
 EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form")
@@ -109,9 +109,14 @@ def check_exercise(
                 )
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
-    errors.extend(_check_templates(data, kind, params, located, file, generate_ok=not errors))
+    # Seed 0 is generated once: the placeholder check and the generation check share it (the
+    # kinds are pure functions of params and seed, so a second draw would be the same variant).
+    generated: dict[int, Generated] = {}
+    errors.extend(
+        _check_templates(data, kind, params, located, file, generate_ok=not errors, memo=generated)
+    )
     if not errors and kind is not None and params is not None:
-        errors.extend(_check_generation(data, kind, params, located, file))
+        errors.extend(_check_generation(data, kind, params, located, file, memo=generated))
     if errors or spec is None or kind is None or params is None:
         return None, sorted(errors, key=BankError.sort_key)
     return Checked(spec, kind, params), []
@@ -221,13 +226,13 @@ def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[Ba
     known_obj = getattr(concepts_module, "CONCEPTS", None)
     if known_obj is None:
         return []
-    known = sorted(str(k) for k in known_obj)
+    known_set = {str(k) for k in known_obj}
     out = []
     loc = located.children.get("concepts")
     for i, c in enumerate(concepts):
-        if str(c) not in known:
+        if str(c) not in known_set:
             mark = loc.values.get(i, located.start) if loc else located.start
-            best = suggest(str(c), known)
+            best = suggest(str(c), sorted(known_set))  # sorted only for a file with an error
             out.append(
                 _at(
                     file,
@@ -245,9 +250,11 @@ def _check_templates(
     located: Located,
     file: str,
     generate_ok: bool,
+    memo: dict[int, Generated] | None = None,
 ) -> list[BankError]:
     """Template syntax, and every placeholder names a value: for ``expression`` the variables;
-    for other kinds the values of a generated variant (seed 0, only when the rest is valid)."""
+    for other kinds the values of a generated variant (seed 0, only when the rest is valid).
+    The variant generated is stored in ``memo[0]`` for ``_check_generation`` to reuse."""
     errors: list[BankError] = []
     texts = template_texts(data, located)
     used: list[tuple[str, str, Mark, str | None, set[str]]] = []
@@ -271,7 +278,7 @@ def _check_templates(
             return errors
         try:
             # A kind's value names are known only from a generated variant: generate seed 0.
-            known = set(kind.generate(params, np.random.default_rng(0)).values)
+            known = set(_generate(kind, params, 0, memo).values)
         except Exception as exc:  # a kind that cannot generate seed 0 is itself a problem
             return errors + [generation_error(exc, kind, located, file, 0)]
     for label, text, mark, style, names in used:
@@ -363,16 +370,35 @@ def template_error(
     return _at(file, _line_in(mark, style, exc.line or 1), f"{label}: {exc.message} (seed {seed})")
 
 
+def _generate(
+    kind: Kind, params: KindParams, seed: int, memo: dict[int, Generated] | None
+) -> Generated:
+    """``kind.generate(params, default_rng(seed))``, drawn once per ``memo`` (one exercise's
+    validation).  Raises whatever the kind raises (never stored)."""
+    if memo is not None and seed in memo:
+        return memo[seed]
+    generated = kind.generate(params, np.random.default_rng(seed))
+    if memo is not None:
+        memo[seed] = generated
+    return generated
+
+
 def _check_generation(
-    data: dict[str, Any], kind: Kind, params: KindParams, located: Located, file: str
+    data: dict[str, Any],
+    kind: Kind,
+    params: KindParams,
+    located: Located,
+    file: str,
+    memo: dict[int, Generated] | None = None,
 ) -> list[BankError]:
     """Generate and render ``VALIDATE_SEEDS`` as ``Exercise.generate`` does, so that a file that
     can never produce a variant (or whose template hangs or explodes) fails validation, located
-    at the responsible field.  Stops at the first failing seed."""
+    at the responsible field.  Stops at the first failing seed.  A seed already in ``memo``
+    (drawn by the placeholder check) is not drawn again."""
     texts = template_texts(data, located)
     for seed in VALIDATE_SEEDS:
         try:
-            generated = kind.generate(params, np.random.default_rng(seed))
+            generated = _generate(kind, params, seed, memo)
         except Exception as exc:  # noqa: BLE001 - any failure is the file's problem
             return [generation_error(exc, kind, located, file, seed)]
         errors = []

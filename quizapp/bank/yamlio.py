@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -127,45 +128,81 @@ class Located:
         return here.keys.get(loc[-1]) if loc else None
 
 
+#: Marks are immutable (frozen), so one instance per position serves every file: a cache hit is
+#: several times cheaper than a frozen dataclass's ``__init__`` (tens of thousands per bank).
+_mark_at = lru_cache(maxsize=1 << 16)(Mark)
+
+
 def _mark(node: Node) -> Mark:
-    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+    start = node.start_mark
+    return _mark_at(start.line + 1, start.column + 1)
 
 
 _LEADING_TAB = re.compile(r"^[ ]*\t")
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+#: One constructor for every file: its scalar methods keep no state (``construct_object``, which
+#: caches per node, is only used for the odd scalar tagged ``!!map``/``!!seq``, to raise its error).
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_SCALAR_CONSTRUCTORS = {
+    tag: _CONSTRUCTOR.yaml_constructors[tag]
+    for tag in (
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:null",
+        "tag:yaml.org,2002:timestamp",
+    )
+}
 
 
 class _Builder:
     def __init__(self, file: str) -> None:
         self.file = file
         self.count = 0
-        self.scalars = yaml.SafeLoader("")  # only its construct_scalar/resolvers are used
         self.open: set[int] = set()  # collections being built (to find recursive aliases)
 
     def error(self, node: Node, message: str) -> BankError:
         m = _mark(node)
         return BankError(self.file, m.line, m.column, message)
 
+    def too_many(self, node: Node) -> BankError:
+        return self.error(
+            node,
+            f"the YAML expands to more than {MAX_NODES} nodes through anchors and aliases "
+            "(a 'billion laughs' file?); write the data out instead of nesting aliases",
+        )
+
     def build(self, node: Node) -> tuple[Any, Located | None]:
         self.count += 1
         if self.count > MAX_NODES:
-            raise self.error(
-                node,
-                f"the YAML expands to more than {MAX_NODES} nodes through anchors and aliases "
-                "(a 'billion laughs' file?); write the data out instead of nesting aliases",
-            )
-        if node.tag not in _SAFE_TAGS:
-            if "python" in node.tag:
+            raise self.too_many(node)
+        tag = node.tag
+        if tag not in _SAFE_TAGS:
+            if "python" in tag:
                 raise self.error(
                     node,
-                    f"the python tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not allowed: "
+                    f"the python tag {tag.replace('tag:yaml.org,2002:', '!!')} is not allowed: "
                     "exercise files are data, and YAML python tags could run code (nothing was run)",
                 )
-            raise self.error(node, f"the YAML tag {node.tag!r} is not allowed here")
+            raise self.error(node, f"the YAML tag {tag!r} is not allowed here")
         if isinstance(node, ScalarNode):
+            if tag == _STR_TAG:
+                return node.value, None  # what SafeConstructor.construct_yaml_str returns
+            construct = _SCALAR_CONSTRUCTORS.get(tag)
             try:
-                value = self.scalars.construct_object(node, deep=True)
+                if construct is not None:
+                    value = construct(_CONSTRUCTOR, node)
+                else:  # a scalar tagged !!map or !!seq: PyYAML's own error
+                    value = yaml.constructor.SafeConstructor().construct_object(node, deep=True)
             except yaml.YAMLError as exc:
                 raise self.error(node, f"bad value {node.value!r}: {exc}") from None
+            except (ValueError, KeyError, TypeError, OverflowError):
+                # An explicit tag on a value it does not fit (`!!int ten`, `!!bool maybe`,
+                # `!!timestamp 2024-13-01`): PyYAML's constructors raise plain Python errors.
+                short = tag.replace("tag:yaml.org,2002:", "!!")
+                raise self.error(node, f"bad value {node.value!r}: not a valid {short}") from None
             return value, None
         if id(node) in self.open:
             raise self.error(
@@ -180,40 +217,59 @@ class _Builder:
             self.open.discard(id(node))
 
     def _build_collection(self, node: Node) -> tuple[Any, Located | None]:
+        # Scalar styles: libyaml gives "" for plain scalars where the pure-Python composer gives
+        # None; both are stored as None.
+        build = self.build
         if isinstance(node, SequenceNode):
             loc = Located(_mark(node))
             items: list[Any] = []
+            values, children, styles = loc.values, loc.children, loc.styles
             for i, child in enumerate(node.value):
-                value, sub = self.build(child)
-                items.append(value)
-                loc.values[i] = _mark(child)
-                if sub is not None:
-                    loc.children[i] = sub
+                if child.__class__ is ScalarNode and child.tag == _STR_TAG:
+                    # A string item, inline (what build() does for it, without the call).
+                    self.count += 1
+                    if self.count > MAX_NODES:
+                        raise self.too_many(child)
+                    items.append(child.value)
+                else:
+                    value, sub = build(child)
+                    items.append(value)
+                    if sub is not None:
+                        children[i] = sub
+                values[i] = _mark(child)
                 if isinstance(child, ScalarNode):
-                    loc.styles[i] = child.style
+                    styles[i] = child.style or None
             return items, loc
         if isinstance(node, MappingNode):
             loc = Located(_mark(node))
             mapping: dict[Any, Any] = {}
+            keys, values, children, styles = loc.keys, loc.values, loc.children, loc.styles
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     raise self.error(key_node, "YAML merge keys ('<<') are not supported")
-                key, _ = self.build(key_node)
+                key, _ = build(key_node)
                 if isinstance(key, (list, dict)):
                     raise self.error(key_node, "a mapping key must be a plain value")
                 if key in mapping:
-                    first = loc.keys[key]
+                    first = keys[key]
                     raise self.error(
                         key_node, f"duplicate key {key!r} (first given at line {first.line})"
                     )
-                value, sub = self.build(value_node)
-                mapping[key] = value
-                loc.keys[key] = _mark(key_node)
-                loc.values[key] = _mark(value_node)
-                if sub is not None:
-                    loc.children[key] = sub
+                if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG:
+                    # A string value, inline (what build() does for it, without the call).
+                    self.count += 1
+                    if self.count > MAX_NODES:
+                        raise self.too_many(value_node)
+                    mapping[key] = value_node.value
+                else:
+                    value, sub = build(value_node)
+                    mapping[key] = value
+                    if sub is not None:
+                        children[key] = sub
+                keys[key] = _mark(key_node)
+                values[key] = _mark(value_node)
                 if isinstance(value_node, ScalarNode):
-                    loc.styles[key] = value_node.style
+                    styles[key] = value_node.style or None
             return mapping, loc
         raise self.error(node, "unsupported YAML node")  # pragma: no cover
 
@@ -251,16 +307,21 @@ def read_text(path: Path, file: str) -> str:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 
 
-def _compose_fast(text: str) -> list[Any] | None:
+def _compose_fast(text: str, *, plain_style_none: bool = True) -> list[Any] | None:
     """The documents' node graphs composed by libyaml, or None when libyaml is absent or the text
-    does not compose (the pure-Python composer then runs, so error messages stay the same)."""
+    does not compose (the pure-Python composer then runs, so error messages stay the same).
+
+    libyaml marks a plain scalar's style ``""`` where the pure-Python composer gives ``None``;
+    with ``plain_style_none`` (the default) the nodes are rewritten to ``None`` so both graphs are
+    the same.  ``parse_yaml`` passes False: its builder reads ``""`` and ``None`` alike."""
     if _FAST_LOADER is None:
         return None
     try:
         docs = list(yaml.compose_all(text, Loader=_FAST_LOADER))
     except (yaml.YAMLError, RecursionError, ValueError):
         return None
-    # libyaml marks a plain scalar's style "" where the pure-Python composer gives None.
+    if not plain_style_none:
+        return docs
     stack, seen = list(docs), set()
     while stack:
         node = stack.pop()
@@ -306,7 +367,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, Located]:
     ):
         raise BankError(file, None, None, "the file is empty (expected a YAML mapping of fields)")
     try:
-        docs = _compose_fast(text)
+        docs = _compose_fast(text, plain_style_none=False)
         if docs is None:
             docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:
