@@ -94,16 +94,16 @@ def mistaken_answer(data: dict, v, code: str):
         X = np.asarray(vals["X"], float)
         h, dk, dv = vals["heads"], vals["d_k"], vals["d_v"]
         WQ, WK, WV, WO = (np.asarray(vals[w], float) for w in ("W_Q", "W_K", "W_V", "W_O"))
+        if code == "single_head":  # the whole W_Q, W_K, W_V as one head of width h * d_k
+            one = attention_mistake(mm(X, WQ), mm(X, WK), mm(X, WV), "output", "")
+            return one if p.get("ask") == "concat" else mm(one, WO)
         heads = []
         for i in range(h):
             Q = mm(X, WQ[:, i * dk : (i + 1) * dk])
             K = mm(X, WK[:, i * dk : (i + 1) * dk])
             V = mm(X, WV[:, i * dv : (i + 1) * dv])
-            heads.append(
-                attention_mistake(
-                    Q, K, V, "output", "missing_scale" if code == "missing_scale" else ""
-                )
-            )
+            per_head = code if code in ("missing_scale", "softmax_axis") else ""
+            heads.append(attention_mistake(Q, K, V, "output", per_head))
         if code == "heads_swapped":
             heads = heads[::-1]
         concat = np.hstack(heads)
@@ -219,6 +219,32 @@ def test_detectors_fire_on_their_mistake_only(ex_id: str, data: dict) -> None:
     names = {"attention", "self_attention", "attention_fill"}
     if data["kind"] in names:
         assert {"missing_scale", "softmax_axis", "missing_softmax"} <= fired
+    if data["kind"] == "multi_head_attention" and (data.get("params") or {}).get("heads", 2) > 1:
+        assert {"softmax_axis", "single_head"} <= fired, fired
+
+
+def test_multi_head_optional_mistakes_do_not_change_the_draws() -> None:
+    """Naming the optional multi-head mistakes adds detectors only: the same seed still gives
+    the same numbers and the same expected answer as a draw that ignores them."""
+    from quizapp.bank.kinds import attention
+
+    data = {"kind": "multi_head_attention", "params": {"heads": 2}}
+    saved = attention.OPTIONAL_MULTI_HEAD
+    try:
+        attention.OPTIONAL_MULTI_HEAD = ()
+        plain = [make_variant(data, seed) for seed in range(20)]
+    finally:
+        attention.OPTIONAL_MULTI_HEAD = saved
+    named = [make_variant(data, seed) for seed in range(20)]
+    for a, b in zip(plain, named, strict=True):
+        assert np.array_equal(np.asarray(a.expected), np.asarray(b.expected))
+        assert a.values.keys() == b.values.keys()
+        for key in a.values:
+            assert np.array_equal(np.asarray(a.values[key]), np.asarray(b.values[key])), key
+        assert tuple(b.detectors[: len(a.detectors)]) == tuple(a.detectors)
+        assert set(b.detectors) - set(a.detectors) <= {"softmax_axis", "single_head"}
+    assert any("single_head" in v.detectors for v in named)
+    assert any("softmax_axis" in v.detectors for v in named)
 
 
 def test_issue_detectors_are_all_registered() -> None:

@@ -11,7 +11,7 @@ is never named.  With ``context["mask"]`` (partly filled matrices) only the grad
 
 Codes: the value mistakes of ``_mistakes.MISTAKES`` (``missing_scale``, ``scale_by_d``,
 ``softmax_axis``, ``missing_softmax``, ``scores_transposed``, ``missing_values``,
-``missing_output_projection``, ``heads_swapped``, ``softmax_no_exp``, ``wrong_order``,
+``missing_output_projection``, ``heads_swapped``, ``single_head``, ``softmax_no_exp``, ``wrong_order``,
 ``elementwise_product``, ``missing_determinant``, ``inverse_sign``, ``basis_as_rows``,
 ``standard_coordinates``, ``images_as_rows``, ``basis_ignored``, ``inverted_division``,
 ``moved_without_sign``, ``linearity_scalars``) and two predicates: ``rows_dont_sum_to_one`` and

@@ -11,7 +11,9 @@ Context keys by ``family`` (set by the kinds):
   of ``scores`` (``QK^T``), ``scaled`` (``QK^T/sqrt(d)``), ``weights`` (row softmax) or ``output``
   (``weights @ V``).
 - ``multi_head``: ``X``, ``W_Q``, ``W_K``, ``W_V`` (lists, one per head), ``W_O``, ``ask`` one of
-  ``output`` or ``concat``.
+  ``output`` or ``concat``.  Mistakes also named when they happen to apply (not guaranteed by the
+  kind): ``softmax_axis`` (each head's softmax down the columns) and ``single_head`` (the whole
+  ``W_Q``/``W_K``/``W_V`` used as one head, scaled by ``sqrt(heads * d_k)``).
 - ``softmax``: ``x`` (the vector or matrix whose row softmax is asked).
 - ``product``: ``A``, ``B``, ``op`` one of ``AB``, ``BA``, ``AB-BA``, ``(AB)^T``.
 - ``inverse``: ``A``.
@@ -113,12 +115,16 @@ def _d(ctx: Ctx) -> int:
     return int(_f(ctx["K"]).shape[1])
 
 
-def _mh(ctx: Ctx, *, scale_one: bool = False, project: bool = True) -> np.ndarray | None:
+def _mh(
+    ctx: Ctx, *, scale_one: bool = False, project: bool = True, axis: int = -1
+) -> np.ndarray | None:
     X = _f(ctx["X"])
     heads = []
     for wq, wk, wv in zip(ctx["W_Q"], ctx["W_K"], ctx["W_V"], strict=True):
         q, k, v = X @ _f(wq), X @ _f(wk), X @ _f(wv)
-        heads.append(attention_pipeline(q, k, v, "output", scale=1.0 if scale_one else None))
+        heads.append(
+            attention_pipeline(q, k, v, "output", scale=1.0 if scale_one else None, axis=axis)
+        )
     concat = np.concatenate(heads, axis=1)
     if not project or ctx["ask"] == "concat":
         return concat
@@ -127,6 +133,19 @@ def _mh(ctx: Ctx, *, scale_one: bool = False, project: bool = True) -> np.ndarra
 
 def _mh_missing_projection(ctx: Ctx) -> np.ndarray | None:
     return _mh(ctx, project=False) if ctx["ask"] == "output" else None
+
+
+def _mh_single_head(ctx: Ctx) -> np.ndarray | None:
+    """One head over all the columns: ``W_Q``, ``W_K``, ``W_V`` used whole (not split), scaled
+    by the square root of the whole width ``heads * d_k``, then ``W_O`` (for ``ask: output``)."""
+    if len(ctx["W_Q"]) < 2:
+        return None
+    X = _f(ctx["X"])
+    wq, wk, wv = (
+        np.concatenate([_f(w) for w in ctx[key]], axis=1) for key in ("W_Q", "W_K", "W_V")
+    )
+    out = attention_pipeline(X @ wq, X @ wk, X @ wv, "output")
+    return out if ctx["ask"] == "concat" else out @ _f(ctx["W_O"])
 
 
 def _mh_heads_swapped(ctx: Ctx) -> np.ndarray | None:
@@ -245,6 +264,8 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("multi_head", "missing_output_projection"): _mh_missing_projection,
     ("multi_head", "missing_scale"): lambda ctx: _mh(ctx, scale_one=True),
     ("multi_head", "heads_swapped"): _mh_heads_swapped,
+    ("multi_head", "softmax_axis"): lambda ctx: _mh(ctx, axis=0),
+    ("multi_head", "single_head"): _mh_single_head,
     ("softmax", "softmax_axis"): _softmax_axis,
     ("softmax", "softmax_no_exp"): _softmax_no_exp,
     ("product", "wrong_order"): _product_wrong_order,
@@ -319,6 +340,15 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
     ),
     ("multi_head", "heads_swapped"): lambda c: (
         "You concatenated the heads in the wrong order: head 1 comes first."
+    ),
+    ("multi_head", "softmax_axis"): lambda c: (
+        "In each head you took the softmax down each column; it goes along each row, so that "
+        "each token's weights over the tokens sum to 1."
+    ),
+    ("multi_head", "single_head"): lambda c: (
+        f"You computed one head over all the columns of W_Q, W_K and W_V. Split them first: "
+        f"head i uses its own block of d_k = {_f(c['W_Q'][0]).shape[1]} columns, attends on its "
+        f"own (scaling by √d_k), and the heads are concatenated afterwards."
     ),
     ("softmax", "softmax_axis"): lambda c: (
         "You took the softmax down each column; here it goes along each row."

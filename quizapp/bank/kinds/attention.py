@@ -587,6 +587,11 @@ class AttentionArgmax(Kind):
         )
 
 
+#: Multi-head mistakes named when a variant tells them apart from the right answer (the kind does
+#: not redraw for them): each head's softmax down the columns, one head over all the columns.
+OPTIONAL_MULTI_HEAD = ("softmax_axis", "single_head")
+
+
 @register_kind
 class MultiHeadAttention(Kind):
     """Multi-head self-attention (Vaswani et al. 2017, section 3.2.2).
@@ -596,7 +601,8 @@ class MultiHeadAttention(Kind):
     the heads are concatenated side by side and multiplied by ``W_O`` ``(heads * d_v, d_out)``.
     ``ask``: ``concat`` (the concatenated heads) or ``output``.  Values: ``X``, ``W_Q``, ``W_K``,
     ``W_V``, ``W_O``, ``heads``, ``d_k``, ``d_v``, ``tokens``.  Detectors: ``missing_output_projection``,
-    ``missing_scale``, ``heads_swapped``.
+    ``missing_scale``, ``heads_swapped`` (every variant tells them apart), and
+    ``OPTIONAL_MULTI_HEAD`` (``softmax_axis``, ``single_head``) when the variant does.
     """
 
     name = "multi_head_attention"
@@ -662,6 +668,15 @@ class MultiHeadAttention(Kind):
         X, WQ, WK, WV, WO, ctx, codes, out, heads, weights = draw(
             rng, make, "non-saturated heads with recognisable mistakes"
         )
+        # Named too when this variant tells them apart, without redrawing for them (the draws,
+        # and so every existing seed's variant, stay as they were).
+        extra = distinguishable_codes(
+            out if p.ask == "output" else np.concatenate(heads, axis=1),
+            ctx,
+            OPTIONAL_MULTI_HEAD,
+            p.decimals,
+        )
+        codes = codes + extra
         toks = pick_tokens(rng, n)
         concat = np.concatenate(heads, axis=1)
         expected = out if p.ask == "output" else concat
