@@ -670,13 +670,10 @@ class MultiHeadAttention(Kind):
         )
         # Named too when this variant tells them apart, without redrawing for them (the draws,
         # and so every existing seed's variant, stay as they were).
-        extra = distinguishable_codes(
-            out if p.ask == "output" else np.concatenate(heads, axis=1),
-            ctx,
-            OPTIONAL_MULTI_HEAD,
-            p.decimals,
-        )
-        codes = codes + extra
+        # Only those that earn at most half the credit: a named mistake must not score well.
+        exp = out if p.ask == "output" else np.concatenate(heads, axis=1)
+        extra = distinguishable_codes(exp, ctx, OPTIONAL_MULTI_HEAD, p.decimals)
+        codes = codes + tuple(c for c in extra if credit_ok(exp, ctx, (c,), p.decimals))
         toks = pick_tokens(rng, n)
         concat = np.concatenate(heads, axis=1)
         expected = out if p.ask == "output" else concat
