@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, scoped_session
+from sqlalchemy.orm import Session, joinedload, scoped_session
 
 from quizapp.models import (
     USERNAME_MAX,
@@ -115,16 +115,28 @@ class Conflict(ServiceError):
 # Transactions
 
 
-def begin_write(session: Session) -> None:
+def begin_write(session: Session, *, expire: bool = True) -> None:
     """End the session's current transaction (committing it) and begin a write transaction.
 
     On SQLite the new transaction starts with ``BEGIN IMMEDIATE`` (see
     ``quizapp.web.database``), taking the database's write lock at once; other dialects begin
     normally (rows are locked with ``FOR UPDATE`` where it matters).
+
+    ``expire=False`` keeps the objects loaded so far as they are (no reload on next access): for
+    a caller that re-reads, with ``populate_existing``, every row its writes depend on (as
+    :func:`submit` does), so the rest (the user, the quiz) need not be read again.
     """
     real = session() if isinstance(session, scoped_session) else session
     if real.in_transaction():
-        real.commit()
+        if expire:
+            real.commit()
+        else:
+            keep = real.expire_on_commit
+            real.expire_on_commit = False
+            try:
+                real.commit()
+            finally:
+                real.expire_on_commit = keep
     real.connection(execution_options={WRITE_OPTION: True})
 
 
@@ -639,7 +651,8 @@ def get_exercise(session: Session, exercise_id: str, *, include_archived: bool =
     """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
     if not isinstance(exercise_id, str) or not EXERCISE_ID_RE.fullmatch(exercise_id):
         raise NotFound("There is no such exercise.")
-    exercise = session.get(Exercise, exercise_id)
+    # The quiz comes in the same statement (every caller checks it is open).
+    exercise = session.get(Exercise, exercise_id, options=[joinedload(Exercise.quiz)])
     if exercise is None or (exercise.archived and not include_archived):
         raise NotFound("There is no such exercise.")
     if not include_archived and exercise.quiz.archived:
@@ -673,20 +686,73 @@ def _find_variant(session: Session, user_id: int, exercise_id: str, number: int)
     )
 
 
+def _current_variant(session: Session, user_id: int, exercise_id: str) -> Variant | None:
+    """The student's current variant (the number in their progress row, 1 without one) with its
+    version, in one statement; None when it does not exist yet."""
+    number = func.coalesce(
+        select(Progress.current_variant)
+        .where(Progress.user_id == user_id, Progress.exercise_id == exercise_id)
+        .scalar_subquery(),
+        1,
+    )
+    return session.scalar(
+        select(Variant)
+        .options(joinedload(Variant.version))
+        .where(
+            Variant.user_id == user_id,
+            Variant.exercise_id == exercise_id,
+            Variant.variant_number == number,
+        )
+    )
+
+
 def _ensure_progress(session: Session, user: User, exercise: Exercise, *, lock: bool) -> Progress:
-    """Inside a write transaction: the progress row, created if absent, locked if ``lock``."""
-    stmt = select(Progress).where(Progress.user_id == user.id, Progress.exercise_id == exercise.id)
+    """Inside a write transaction: the progress row, created if absent, locked if ``lock``.
+
+    Always read from the database (``populate_existing``), even when the session already holds
+    the row: the values decided on are the ones under the lock."""
+    stmt = (
+        select(Progress)
+        .where(Progress.user_id == user.id, Progress.exercise_id == exercise.id)
+        .execution_options(populate_existing=True)
+    )
     row = session.scalar(stmt.with_for_update() if lock else stmt)
     if row is not None:
         return row
-    try:
-        with session.begin_nested():
-            session.add(Progress(user_id=user.id, exercise_id=exercise.id, current_variant=1))
-    except IntegrityError:
-        pass  # created concurrently (PostgreSQL); read it below
-    row = session.scalar(stmt.with_for_update() if lock else stmt)
+    dialect = session.get_bind().dialect
+    if dialect.name in ("sqlite", "postgresql") and dialect.insert_returning:
+        # One statement: the unique (user_id, exercise_id) constraint guards the insert (no
+        # savepoint needed); a row we insert is ours and locked until commit.
+        insert = _dialect_insert(dialect.name)
+        created = session.scalar(
+            insert(Progress)
+            .values(user_id=user.id, exercise_id=exercise.id, current_variant=1)
+            .on_conflict_do_nothing(index_elements=["user_id", "exercise_id"])
+            .returning(Progress),
+            execution_options={"populate_existing": True},
+        )
+        if created is not None:
+            return created
+    else:
+        try:
+            with session.begin_nested():
+                session.add(Progress(user_id=user.id, exercise_id=exercise.id, current_variant=1))
+        except IntegrityError:
+            pass  # created concurrently; read it below
+    row = session.scalar(stmt.with_for_update() if lock else stmt)  # created concurrently
     assert row is not None
     return row
+
+
+def _dialect_insert(name: str) -> Any:
+    """The ``insert`` construct of dialect ``name`` (it has ``on_conflict_do_nothing``)."""
+    if name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
 
 
 def _create_variant(
@@ -737,14 +803,25 @@ def get_or_create_variant(
     synced version.
     """
     if variant_number is None:
-        progress = get_progress(session, user, exercise)
-        variant_number = progress.current_variant if progress else 1
-    row = _find_variant(session, user.id, exercise.id, variant_number)
-    current = exercise.current_version
+        # One statement: the variant numbered by the progress row (1 when there is none), with
+        # its version (generating the variant needs its YAML).
+        row = _current_variant(session, user.id, exercise.id)
+        if row is None:
+            progress = get_progress(session, user, exercise)
+            variant_number = progress.current_variant if progress else 1
+    else:
+        row = _find_variant(session, user.id, exercise.id, variant_number)
     if row is not None and (
-        not refresh_version or current is None or row.version_id == current.id or row.submissions
+        not refresh_version or row.version.content_hash == exercise.current_hash
     ):
+        # Same version as the exercise's current one (versions are unique per exercise and
+        # content hash): nothing to refresh, and no need to load the current version.
         return row
+    current = exercise.current_version
+    if row is not None and (current is None or row.version_id == current.id or row.submissions):
+        return row
+    variant_number = row.variant_number if row is not None else variant_number
+    assert variant_number is not None
     exercise_id, user_id = exercise.id, user.id
     begin_write(session)
     exercise = session.get(Exercise, exercise_id)
@@ -848,6 +925,9 @@ class SubmitResult:
     finished: bool
     points: float
     best_points: float
+    #: every submission of the variant, oldest first, this one last (what the exercise page lists;
+    #: read under the write lock, so no query is needed to show them).
+    submissions: list[Submission] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for the API: the verdict keys plus attempts and points."""
@@ -1078,29 +1158,45 @@ def submit(
     version_id = variant.version_id
     user_id, variant_id = user.id, variant.id
 
-    begin_write(session)
-    exercise = session.get(Exercise, exercise_id)
-    user = session.get(User, user_id)
-    assert exercise is not None and user is not None
+    # Under the write lock, every row the decision depends on is read again from the database
+    # (populate_existing): the progress row (locked), the variant with its exercise (and the
+    # version and quiz, which populate_existing would otherwise leave to lazy loads), and the
+    # variant's submissions (the attempts used, solved, best score, an identical earlier answer;
+    # the page lists them too).  Nothing else is expired or re-read.
+    begin_write(session, expire=False)
     progress = _ensure_progress(session, user, exercise, lock=True)
-    variant = session.get(Variant, variant_id)
-    assert variant is not None
+    found = session.execute(
+        select(Variant, Exercise)
+        .join(Exercise, Variant.exercise_id == Exercise.id)
+        .options(joinedload(Variant.version), joinedload(Exercise.quiz))
+        .where(Variant.id == variant_id)
+        .execution_options(populate_existing=True)
+    ).one_or_none()
+    if found is None:  # deleted meanwhile (the student's data was erased)
+        session.rollback()
+        raise Conflict("The exercise changed while you answered; reload it and try again.")
+    variant, exercise = found
     if progress.current_variant != variant.variant_number or variant.version_id != version_id:
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
     now = now or utcnow()
-    state = variant_state(session, variant)
-
-    earlier = session.scalar(
-        select(Submission)
-        .where(
-            Submission.variant_id == variant.id,
-            Submission.answer_hash == answer_hash,
-            Submission.used_attempt.is_(True),
+    submissions = list(
+        session.scalars(
+            select(Submission)
+            .where(Submission.variant_id == variant.id)
+            .order_by(Submission.id)
+            .execution_options(populate_existing=True)
         )
-        .order_by(Submission.id)
-        .limit(1)
     )
+    graded = [sub for sub in submissions if sub.used_attempt]
+    # The same figures as variant_state()'s aggregate, from the rows.
+    state = VariantState(
+        attempts=int(exercise.attempts),
+        attempts_used=len(graded),
+        solved=any(sub.status == "correct" for sub in graded),
+        best_score=max((float(sub.score) for sub in graded), default=0.0),
+    )
+    earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()
         if state.solved:
@@ -1132,7 +1228,7 @@ def submit(
     points = round(score * float(exercise.points), 6)
     row = Submission(
         variant_id=variant.id,
-        user_id=user.id,
+        user_id=user_id,
         exercise_id=exercise.id,
         version_id=variant.version_id,
         answer_format=answer_format,
@@ -1188,6 +1284,7 @@ def submit(
         finished=finished,
         points=points,
         best_points=float(progress.best_points or 0.0),
+        submissions=[*submissions, row],
     )
 
 
