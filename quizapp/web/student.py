@@ -135,7 +135,6 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
-        "csrf_form": EmptyForm(),
         "finished": state.finished,
         "solution": _solution_view(bank_variant) if state.finished else None,
         "expected": _expected_view(bank_variant) if state.finished else None,
