@@ -159,6 +159,31 @@ def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, 
     return env, pairs
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by the processes ``pids`` (``/proc/<pid>/stat``
+    fields 14 and 15, in clock ticks)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of the line)
+    return total / tick
+
+
+def _measure(server: Gunicorn, script: Path, seconds: float, **kw: object) -> dict:
+    """One wrk run plus the server workers' CPU time per completed request (``cpu_ms``): a
+    figure that, unlike throughput, hardly depends on what else the machine is running."""
+    pids = server.worker_pids()
+    before = _cpu_seconds(pids)
+    out = wrk(server.url, script, seconds=seconds, **kw)  # type: ignore[arg-type]
+    server.drain()
+    out["cpu_ms"] = 1e3 * (_cpu_seconds(pids) - before) / max(1, out["requests"])
+    return out
+
+
 def _stored(env: dict[str, str]) -> int:
     import sqlite3
 
@@ -183,12 +208,10 @@ def run(quick: bool = False) -> list[Result]:
             kw = {"threads": THREADS, "connections": CONNECTIONS, "args": [str(THREADS)]}
             wrk(server.url, bare_lua, seconds=1, **kw)  # warm-up
             server.drain()
-            bare = wrk(server.url, bare_lua, seconds=seconds, **kw)
-            server.drain()
+            bare = _measure(server, bare_lua, seconds, **kw)
             warm = wrk(server.url, submit_lua, seconds=1, **kw)
             server.drain()
-            submit = wrk(server.url, submit_lua, seconds=seconds, **kw)
-            server.drain()
+            submit = _measure(server, submit_lua, seconds, **kw)
         finally:
             server.stop()
         stored = _stored(env)
@@ -242,5 +265,18 @@ def run(quick: bool = False) -> list[Result]:
             TARGET_P99_MS,
             baseline=bare["p99_us"] / 1e3,
             baseline_name="GET /bench/ok p99",
+        ),
+        Result(
+            "3 http",
+            "server CPU per submit",
+            "ms",
+            submit["cpu_ms"],
+            None,
+            baseline=bare["cpu_ms"],
+            baseline_name="GET /bench/ok",
+            note="user + system CPU time of the gunicorn workers during the run / requests "
+            "completed: the cost of one request, nearly independent of the machine's load. "
+            "On a machine left to the server, the throughput share tends to the inverse ratio "
+            f"(here {100 * bare['cpu_ms'] / max(submit['cpu_ms'], 1e-9):.1f}%).",
         ),
     ]
