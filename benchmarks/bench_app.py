@@ -24,3 +24,34 @@ def create_bench_app() -> Flask:
         return "ok"
 
     return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve ``create_bench_app()`` on gunicorn with exactly ``quizapp serve``'s settings
+    (``quizapp.cli.server.gunicorn_options``: its read-timeout gthread worker, keep-alive,
+    timeouts, access log on stdout), so the benchmark measures what ``quizapp serve`` runs.
+
+    ``python -m benchmarks.bench_app --port P [--workers 2] [--threads 4] [--timeout 30]
+    [--worker-class sync]``; ``--worker-class`` (default: ``quizapp serve``'s) exists only to
+    compare worker classes.
+    """
+    import argparse
+
+    from quizapp.cli.server import _GunicornApp, gunicorn_options
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--timeout", type=int, default=30)
+    parser.add_argument("--worker-class", default=None)
+    args = parser.parse_args(argv)
+    options = gunicorn_options(args.host, args.port, args.workers, args.threads, args.timeout)
+    if args.worker_class:
+        options["worker_class"] = args.worker_class
+    _GunicornApp(create_bench_app(), options).run()
+
+
+if __name__ == "__main__":
+    main()

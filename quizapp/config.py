@@ -29,6 +29,15 @@ Environment variables:
   too until the window passes, then works); ``QUIZAPP_RATELIMIT=0`` disables them;
   ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
   workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
+- ``QUIZAPP_SQLITE_SYNCHRONOUS``: SQLite's ``PRAGMA synchronous`` on every connection, ``NORMAL``
+  (default) or ``FULL``.  The database runs in WAL mode, where NORMAL is safe from corruption
+  and loses nothing when the server process crashes or is killed; only a power loss or an
+  operating-system crash may roll back the last few commits (submissions the students were
+  already shown).  FULL makes every commit durable against that too, at the cost of an fsync
+  per commit (a few milliseconds each; SQLite has one writer, so every submit of the server
+  waits for them in turn).  Sources: SQLite's documentation of ``PRAGMA synchronous`` ("WAL
+  mode is safe from corruption with synchronous=NORMAL"); Rails 8 uses NORMAL for SQLite by
+  default.  Ignored for PostgreSQL.
 """
 
 from __future__ import annotations
@@ -45,6 +54,11 @@ DEFAULT_MAX_CONTENT_LENGTH = 256 * 1024
 
 #: SQLite busy timeout (milliseconds): how long a writer waits for the write lock before failing.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+#: Accepted values of ``QUIZAPP_SQLITE_SYNCHRONOUS`` (SQLite's ``PRAGMA synchronous`` levels
+#: this app supports) and the default (see the module docstring for the trade-off).
+SQLITE_SYNCHRONOUS_VALUES = ("NORMAL", "FULL")
+DEFAULT_SQLITE_SYNCHRONOUS = "NORMAL"
 
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,6 +123,21 @@ def read_or_create_secret(path: Path, nbytes: int = 32) -> str:
     return value
 
 
+def sqlite_synchronous(value: Any) -> str:
+    """``value`` (``QUIZAPP_SQLITE_SYNCHRONOUS``) as ``"NORMAL"`` or ``"FULL"``; None or blank
+    gives the default (NORMAL).  Case and surrounding spaces are ignored.  Raises ``ValueError``
+    naming the setting and the accepted values for anything else."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return DEFAULT_SQLITE_SYNCHRONOUS
+    text = value.strip().upper() if isinstance(value, str) else None
+    if text not in SQLITE_SYNCHRONOUS_VALUES:
+        raise ValueError(
+            f"QUIZAPP_SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS_VALUES)}, "
+            f"got {value!r}"
+        )
+    return text
+
+
 def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The Flask configuration for an app whose instance folder is ``instance_path``.
 
@@ -124,6 +153,9 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         url = f"sqlite:///{instance_path / 'quizapp.sqlite'}"
     cfg["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(str(url))
     cfg["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
+    cfg["QUIZAPP_SQLITE_SYNCHRONOUS"] = sqlite_synchronous(
+        over.get("QUIZAPP_SQLITE_SYNCHRONOUS", env.get("QUIZAPP_SQLITE_SYNCHRONOUS"))
+    )
 
     secret = over.get("SECRET_KEY") or env.get("QUIZAPP_SECRET_KEY")
     if not secret:
@@ -179,7 +211,12 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     )
 
     for key, value in over.items():
-        if value is None or key in {"DATABASE_URL", "SQLALCHEMY_DATABASE_URI", "QUIZAPP_EXERCISES"}:
+        if value is None or key in {
+            "DATABASE_URL",
+            "SQLALCHEMY_DATABASE_URI",
+            "QUIZAPP_EXERCISES",
+            "QUIZAPP_SQLITE_SYNCHRONOUS",
+        }:
             continue
         cfg[key] = value
     return cfg

@@ -2,7 +2,9 @@
 
 SQLite (the embedded default) gets, on every new connection: WAL journal (readers never block the
 writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
-locked"), and ``foreign_keys=ON``.  The Python driver's own transaction handling is switched off
+locked"), ``foreign_keys=ON``, and ``synchronous`` from the app's ``QUIZAPP_SQLITE_SYNCHRONOUS``
+setting (NORMAL by default: no fsync per commit; see ``quizapp.config`` for the durability
+trade-off; registered per engine by :func:`init_app`).  The Python driver's own transaction handling is switched off
 and SQLAlchemy's ``begin`` event emits ``BEGIN`` itself: ``BEGIN IMMEDIATE`` when the connection
 carries the ``quizapp_write`` execution option (``quizapp.services.begin_write``), so write
 transactions take the lock up front and cannot deadlock by upgrading a read lock.  This is the
@@ -13,6 +15,7 @@ Transactional DDL").
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,7 @@ from flask import Flask
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from quizapp.config import SQLITE_BUSY_TIMEOUT_MS
+from quizapp.config import SQLITE_BUSY_TIMEOUT_MS, SQLITE_SYNCHRONOUS_VALUES
 from quizapp.services import WRITE_OPTION
 
 #: The Alembic history (Flask-Migrate layout) at the root of the source checkout.
@@ -39,6 +42,31 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
         cur.execute("PRAGMA foreign_keys = ON")
     finally:
         cur.close()
+
+
+def _sqlite_set_synchronous(level: str, dbapi_connection: Any, connection_record: Any) -> None:
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    assert level in SQLITE_SYNCHRONOUS_VALUES  # checked by quizapp.config; never interpolate more
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute(f"PRAGMA synchronous = {level}")
+    finally:
+        cur.close()
+
+
+def init_app(app: Flask) -> None:
+    """Apply ``app.config["QUIZAPP_SQLITE_SYNCHRONOUS"]`` to every new connection of the app's
+    SQLite engines (``db.init_app`` must have run; Flask-SQLAlchemy creates the engines there,
+    before any connection is opened).  Other dialects are left alone."""
+    from quizapp.models import db
+
+    level = app.config["QUIZAPP_SQLITE_SYNCHRONOUS"]
+    with app.app_context():
+        engines = list(db.engines.values())
+    for engine in engines:
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", partial(_sqlite_set_synchronous, level))
 
 
 @event.listens_for(Engine, "begin")

@@ -76,8 +76,10 @@ def render_exercise(
 ) -> tuple[str, int]:
     """Render the exercise page for the signed-in student (their current variant).
 
-    After a submit, the variant is ``result.variant`` (already loaded); its state is computed from
-    its submissions, which the page lists anyway (same figures as ``services.variant_state``).
+    After a submit, the variant and its submissions are ``result.variant`` and
+    ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
+    is computed from its submissions, which the page lists anyway (same figures as
+    ``services.variant_state``).
     """
     user = _user()
     if result is not None:
@@ -86,7 +88,10 @@ def render_exercise(
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     bank_variant = services.generate_variant(variant)
-    submissions = services.variant_submissions(db.session, variant)
+    if result is not None:
+        submissions = result.submissions
+    else:
+        submissions = services.variant_submissions(db.session, variant)
     graded = [s for s in submissions if s.used_attempt]
     state = services.VariantState(
         attempts=int(exercise.attempts),
@@ -130,7 +135,6 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
-        "csrf_form": EmptyForm(),
         "finished": state.finished,
         "solution": _solution_view(bank_variant) if state.finished else None,
         "expected": _expected_view(bank_variant) if state.finished else None,

@@ -1,0 +1,154 @@
+"""The submit path's SQL, pinned: the number of statements of one exercise-page GET and POST
+(issue 7, figure 3), so a lazy load or a re-read cannot creep back unnoticed; and the rows the
+submit decides on are read under its write lock even when the session already holds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+from test_web_support import bank_available, csrf_from, student, synced_app, url_of
+
+from quizapp import services
+from quizapp.models import Exercise, Progress, Submission, db
+
+pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
+
+TWO = "01-linear-systems/06-two-by-two"
+
+# One exercise-page GET: BEGIN, the signed-in user (Flask-Login), the exercise with its quiz, the
+# current variant with its version (numbered by the progress row), its submissions.
+GET_STATEMENTS = 5
+# One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
+# variant + version; BEGIN IMMEDIATE, progress (locked), variant + exercise + version + quiz
+# again, the variant's submissions; UPDATE progress, INSERT submission.  (COMMITs are not
+# cursor statements.)
+POST_STATEMENTS = 10
+# The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
+FIRST_POST_STATEMENTS = 11
+
+
+class StatementLog:
+    """Every statement the app's engine sends to SQLite while active."""
+
+    def __init__(self, app) -> None:
+        with app.app_context():
+            self.engine = db.engine
+        self.statements: list[str] = []
+
+    def _on(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        self.statements.append(" ".join(statement.split())[:120])
+
+    def __enter__(self) -> StatementLog:
+        event.listen(self.engine, "before_cursor_execute", self._on)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._on)
+
+    def text(self) -> str:
+        return "\n".join(self.statements)
+
+
+@pytest.fixture()
+def app(tmp_path: Path):
+    return synced_app(tmp_path, RATELIMIT_ENABLED=False)
+
+
+def _post(client, token: str, answer: str):
+    resp = client.post(url_of(TWO), data={"csrf_token": token, "via": "text", "answer": answer})
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
+    return resp
+
+
+def test_statements_of_one_get_and_one_submit_are_pinned(app) -> None:
+    client = student(app)
+    token = csrf_from(client.get(url_of(TWO)).get_data(as_text=True))
+
+    with StatementLog(app) as log:
+        _post(client, token, "1 2")
+    assert len(log.statements) == FIRST_POST_STATEMENTS, log.text()
+    assert sum(s.startswith("INSERT INTO progress") for s in log.statements) == 1, log.text()
+
+    with StatementLog(app) as log:
+        page = _post(client, token, "3 4").get_data(as_text=True)
+    assert len(log.statements) == POST_STATEMENTS, log.text()
+    assert [s.split()[0] for s in log.statements].count("BEGIN") == 2, log.text()
+    assert log.statements[4] == "BEGIN IMMEDIATE", log.text()
+    assert sum(s.startswith("SELECT users.") for s in log.statements) == 1, log.text()
+    # The page shows both submissions and the attempts left (3 attempts, 2 used).
+    history = page.split('id="history-title"', 1)[1]
+    assert history.count('<pre class="answer-text">') == 2
+    assert history.index("3 4") < history.index("1 2")  # newest first
+    assert '<strong id="attempts-left">1</strong>' in page
+
+    with StatementLog(app) as log:
+        client.get(url_of(TWO))
+    assert len(log.statements) == GET_STATEMENTS, log.text()
+
+
+def test_submit_reads_the_rows_it_decides_on_under_the_lock(app) -> None:
+    """Session A holds the variant, its submissions and the progress row; meanwhile session B
+    submits.  A's next submit must count B's rows (attempts, submissions count) although A's
+    session still holds the old objects, and must refuse once B used the last attempt."""
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    with app.app_context():
+        services.create_user(db.session, "ana", "correct horse")
+        user = services.find_user(db.session, "ana")
+        exercise = db.session.get(Exercise, TWO)
+        variant = services.get_or_create_variant(db.session, user, exercise, secret)
+        assert services.variant_submissions(db.session, variant) == []
+        services.submit(db.session, user, TWO, "9 9", seed_secret=secret, variant=variant)
+        progress = services.get_progress(db.session, user, exercise)
+        assert progress is not None and progress.attempts_used == 1
+
+        def other_submits(answer: str) -> None:
+            with Session(db.engine) as other:
+                services.submit(other, other.get(type(user), user.id), TWO, answer,
+                                seed_secret=secret)  # fmt: skip
+
+        other_submits("not a number")  # stored, uses no attempt
+        other_submits("8 8")
+        result = services.submit(db.session, user, TWO, "7 7", seed_secret=secret, variant=variant)
+        assert result.used_attempt and result.attempts_left == 0 and result.finished
+        answers = [s.raw_answer for s in result.submissions]
+        assert answers == ["9 9", "not a number", "8 8", "7 7"]
+        assert (progress.attempts_used, progress.submissions_count) == (3, 4)
+
+        with pytest.raises(services.Conflict, match="No attempts left"):
+            services.submit(db.session, user, TWO, "6 6", seed_secret=secret, variant=variant)
+        db.session.rollback()
+        db.session.expire_all()
+        stored = db.session.query(Progress).filter_by(user_id=user.id).one()
+        assert (stored.attempts_used, stored.submissions_count) == (3, 4)
+        assert db.session.query(Submission).filter_by(user_id=user.id).count() == 4
+
+
+def test_result_lists_the_same_submissions_and_state_as_a_fresh_read(app) -> None:
+    """``SubmitResult.submissions`` (what the page shows after a POST) equals the variant's
+    submissions read afresh, and the state computed from them equals ``variant_state``."""
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    with app.app_context():
+        services.create_user(db.session, "ben", "correct horse")
+        user = services.find_user(db.session, "ben")
+        exercise = db.session.get(Exercise, TWO)
+        variant = services.get_or_create_variant(db.session, user, exercise, secret)
+        bank = services.generate_variant(variant)
+        x, y = np.asarray(bank.expected, dtype=float).ravel()
+        results = [
+            services.submit(db.session, user, TWO, answer, seed_secret=secret)
+            for answer in ("1 2", "not a number", "1 2", f"{x} {y}")
+        ]
+        last = results[-1]
+        ids = [s.id for s in last.submissions]
+        db.session.expire_all()
+        fresh = services.variant_submissions(db.session, db.session.get(type(variant), variant.id))
+        assert ids == [s.id for s in fresh]
+        state = services.variant_state(db.session, fresh[0].variant)
+        assert (state.attempts_used, state.solved, state.best_score) == (2, True, 1.0)
+        assert last.solved and last.attempts_left == state.attempts_left == 1
+        assert results[2].duplicate and not results[2].used_attempt
+        assert results[1].verdict["status"] == "invalid" and not results[1].used_attempt
