@@ -91,8 +91,8 @@ def test_human_output() -> None:
         "incorrect (score 0)",
         "Incorrect: your rows and columns are swapped, so no entry counts.",
         "cells (ok = correct, X = wrong):",
-        "  ok  X",
-        "   X ok",
+        "   X  X",
+        "   X  X",
         "mistake transpose: You transposed the matrix: your rows are the columns of the right answer.",
     ]
     result = run("--expected", "1", "--answer", "1")

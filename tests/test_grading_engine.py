@@ -115,8 +115,18 @@ def test_score_is_fraction_of_correct_cells() -> None:
 def test_transposed_square_matrix_earns_no_partial_credit() -> None:
     v = grade(A, "[[1,3],[2,4]]")
     assert (v.status, v.score) == ("incorrect", 0.0)
-    assert v.cells == [[True, False], [False, True]]
+    # The marks agree with the score: the diagonal, though equal, is not shown as counted.
+    assert v.cells == [[False, False], [False, False]]
     assert v.mistake_codes == ["transpose"]
+
+
+def test_transposed_fill_in_marks_only_the_given_cells_as_counted() -> None:
+    m = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    mask = np.array([[True, True, False], [True, False, True], [False, True, True]])
+    typed = [[repr(float(m.T[i, j])) if mask[i, j] else "" for j in range(3)] for i in range(3)]
+    v = grade(m, typed, mask=mask)
+    assert (v.status, v.score) == ("incorrect", 0.0)
+    assert np.array_equal(np.array(v.cells), ~mask)
 
 
 def test_mask_grades_only_the_blanks() -> None:
@@ -211,6 +221,7 @@ def test_transposed_non_symmetric_matrix_is_diagnosed(m: np.ndarray) -> None:
     v = grade(m, cells, tolerance=tol)
     assert v.status == "incorrect" and v.score == 0.0
     assert "transpose" in v.mistake_codes
+    assert v.cells is None or not any(c for row in v.cells for c in row)  # none counted
 
 
 @settings(max_examples=200, deadline=None)

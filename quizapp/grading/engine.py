@@ -185,8 +185,10 @@ def grade(
     if _is_transposed(aligned, exp, graded, tolerance):
         # Same rule as a wrong shape: a square matrix typed transposed is the wrong matrix, so its
         # diagonal earns no partial credit (a 2x3 typed as 3x2 already scores 0 for its shape).
+        # The cell marks say the same as the score: no graded cell counts, the diagonal included.
+        none_count = _rows((~graded).ravel().tolist(), exp.shape)
         message = "Incorrect: your rows and columns are swapped, so no entry counts."
-        return Verdict("incorrect", 0.0, message, cells, mistakes, parsed)
+        return Verdict("incorrect", 0.0, message, none_count, mistakes, parsed)
     if total == 1:
         shown = _number(aligned[graded][0], exp[graded][0])
         message = f"Incorrect: your answer was read as {shown}."
