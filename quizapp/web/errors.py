@@ -105,7 +105,9 @@ def _retry_after_text() -> str:
         return "wait a moment and try again."
     if wait < 120:
         return f"try again in {wait} seconds."
-    return f"try again in {int(math.ceil(wait / 60))} minutes."
+    # Nearest whole minute: the header Retry-After carries the exact seconds, and rounding up
+    # turned a 15-minute window (900 s plus a fraction) into "16 minutes".
+    return f"try again in {round(wait / 60)} minutes."
 
 
 def _is_default(err: HTTPException) -> bool:
