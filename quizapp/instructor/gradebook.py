@@ -16,6 +16,7 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from quizapp import services
+from quizapp.instructor import totals
 from quizapp.instructor._scope import get_quiz, live_exercises
 from quizapp.instructor.course import CourseConfig
 from quizapp.models import (
@@ -523,6 +524,7 @@ def excuse(
         row = Excusal(user_id=user_id, exercise_id=ex_id, created_by_id=by_id)
         session.add(row)
     row.reason = (reason or "").strip()[:500]
+    totals.refresh_user_totals(session, user_id)
     session.commit()
     return row
 
@@ -537,6 +539,7 @@ def unexcuse(session: Session, user_id: int, exercise_id: str) -> bool:
         session.rollback()
         return False
     session.delete(row)
+    totals.refresh_user_totals(session, user_id)
     session.commit()
     return True
 
