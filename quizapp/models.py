@@ -12,6 +12,10 @@ Tables and what they guarantee:
 - ``submissions``: append-only, one row per answer posted, with the verdict it got.
 - ``progress``: one row per (user, exercise), updated in the transaction that stores a
   submission; scoreboards and gradebooks read these rows, never scan submissions.
+- ``score_totals``: per student, their progress summed per quiz and over the course (live,
+  non-excused exercises), updated in the same transaction as the progress rows; the scoreboard
+  ranks these rows (``quizapp.instructor.totals``).  ``score_totals_state`` holds the fingerprint
+  of the live exercises the totals were computed for.
 
 All timestamps are timezone-aware UTC (``UTCDateTime`` restores the zone SQLite drops).
 """
@@ -375,3 +379,42 @@ class Progress(db.Model):
 
     user: Mapped[User] = relationship()
     exercise: Mapped[Exercise] = relationship()
+
+
+class ScoreTotal(db.Model):
+    """A student's totals over a scope: the course (``scope = ""``) or one quiz (its id).
+
+    Sums over the student's progress rows on the scope's live exercises (exercise and quiz not
+    archived) they are not excused from: ``points`` (sum of ``best_points``), ``solved`` (rows
+    with ``solved_at``), ``attempts`` (sum of ``attempts_used``), ``reached_at`` (latest
+    ``best_reached_at`` among rows with points, the scoreboard's tie-break).  Maintained by
+    ``quizapp.instructor.totals`` in the transaction that changes a progress row; a student with
+    no row has 0 / 0 / 0 / None.
+    """
+
+    __tablename__ = "score_totals"
+    __table_args__ = (
+        UniqueConstraint("scope", "user_id"),
+        Index("ix_score_totals_user", "user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    #: "" for the whole course, else a quiz id (no foreign key: "" is no quiz).
+    scope: Mapped[str] = mapped_column(String(100))
+    points: Mapped[float] = mapped_column(Float, default=0.0)
+    solved: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+
+
+class ScoreTotalsState(db.Model):
+    """One row (``id = 1``): the fingerprint (SHA-256 hex) of the live exercises and their points
+    that ``score_totals`` was last fully computed for; a different current fingerprint (after a
+    bank sync) makes the scoreboard rebuild the totals first."""
+
+    __tablename__ = "score_totals_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    rebuilt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

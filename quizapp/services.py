@@ -1308,6 +1308,8 @@ def submit(
             progress.solved_at = now
     if finished and variant.finished_at is None:
         variant.finished_at = now
+    if not variant.is_practice and used:
+        refresh_score_totals(session, user_id)
     real = session() if isinstance(session, scoped_session) else session
     keep = real.expire_on_commit
     real.expire_on_commit = False  # the rows are what was just written: no reload for the page
@@ -1373,7 +1375,17 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
     )
     progress.current_variant = max(int(top or 1), 1)
     session.flush()
+    refresh_score_totals(session, user_id)
     return progress
+
+
+def refresh_score_totals(session: Session, user_id: int) -> None:
+    """Recompute the student's scoreboard totals (``score_totals``) from their progress rows, in
+    the current write transaction (flushes, does not commit): called wherever a progress row's
+    points, attempts or solve time change.  See ``quizapp.instructor.totals``."""
+    from quizapp.instructor.totals import refresh_user_totals
+
+    refresh_user_totals(session, user_id)
 
 
 def variant_submissions(session: Session, variant: Variant) -> list[Submission]:

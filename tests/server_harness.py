@@ -232,7 +232,7 @@ class LiveServer:
 # -- database invariants (read with plain SQL, independent of the app's code) ----------------
 
 
-def check_invariants(database_url: str) -> dict[str, int]:
+def check_invariants(database_url: str, *, totals: bool = True) -> dict[str, int]:
     """Assert the stored data is consistent; return row counts.
 
     - SQLite: ``PRAGMA integrity_check`` is ``ok`` and ``PRAGMA foreign_key_check`` finds nothing.
@@ -241,6 +241,12 @@ def check_invariants(database_url: str) -> dict[str, int]:
     - Every (user, exercise) with submissions has a progress row.
     - No variant has more graded attempts than its exercise allows, and their
       ``attempt_number`` values are 1, 2, ... in submission order.
+    - ``totals``: every student's ``score_totals`` rows (course scope "" and one per quiz) equal
+      the aggregate of their progress rows on the live exercises they are not excused from (sum
+      of best points, solved count, attempts, latest ``best_reached_at`` with points); a missing
+      row counts as zeros.  Holds while the bank has not changed since the first submission or
+      the last rebuild (a scoreboard view); pass ``totals=False`` where a test changes the bank
+      after submissions without viewing the scoreboard.
     """
     from sqlalchemy import create_engine, text
 
@@ -264,7 +270,25 @@ def check_invariants(database_url: str) -> dict[str, int]:
             progress = conn.execute(
                 text(
                     "SELECT user_id, exercise_id, best_score, best_points, attempts_used, "
-                    "submissions_count, solved_at FROM progress"
+                    "submissions_count, solved_at, best_reached_at FROM progress"
+                )
+            ).fetchall()
+            live = {
+                r.id: r.quiz_id
+                for r in conn.execute(
+                    text(
+                        "SELECT e.id, e.quiz_id, e.archived, q.archived AS quiz_archived"
+                        " FROM exercises e JOIN quizzes q ON q.id = e.quiz_id"
+                    )
+                )
+                if not r.archived and not r.quiz_archived
+            }
+            excused = {
+                tuple(r) for r in conn.execute(text("SELECT user_id, exercise_id FROM excusals"))
+            }
+            stored_totals = conn.execute(
+                text(
+                    "SELECT user_id, scope, points, solved, attempts, reached_at FROM score_totals"
                 )
             ).fetchall()
     finally:
@@ -295,7 +319,50 @@ def check_invariants(database_url: str) -> dict[str, int]:
         assert len(graded) <= attempts, (variant_id, len(graded), attempts)
         assert [s.attempt_number for s in graded] == list(range(1, len(graded) + 1)), variant_id
         assert all(s.attempt_number is None for s in mine if not s.used_attempt), variant_id
-    return {"submissions": len(subs), "progress": len(progress)}
+    if totals:
+        _check_totals(progress, live, excused, stored_totals)
+    return {"submissions": len(subs), "progress": len(progress), "totals": len(stored_totals)}
+
+
+def _check_totals(progress: Any, live: dict[str, str], excused: set, stored_totals: Any) -> None:
+    """``score_totals`` equals the aggregate of the progress rows (see ``check_invariants``)."""
+    expected: dict[tuple[int, str], list[Any]] = {}
+    for p in progress:
+        if p.exercise_id not in live or (p.user_id, p.exercise_id) in excused:
+            continue
+        for scope in ("", live[p.exercise_id]):
+            e = expected.setdefault((p.user_id, scope), [0.0, 0, 0, None])
+            e[0] += float(p.best_points)
+            e[1] += p.solved_at is not None
+            e[2] += int(p.attempts_used)
+            if float(p.best_points) > 0 and p.best_reached_at is not None:
+                at = _as_datetime(p.best_reached_at)
+                e[3] = at if e[3] is None else max(e[3], at)
+    got = {
+        (t.user_id, t.scope): [
+            float(t.points),
+            int(t.solved),
+            int(t.attempts),
+            _as_datetime(t.reached_at),
+        ]  # fmt: skip
+        for t in stored_totals
+    }
+    zero = [0.0, 0, 0, None]
+    for key in set(expected) | set(got):
+        want, have = expected.get(key, zero), got.get(key, zero)
+        assert abs(want[0] - have[0]) < 1e-6, ("score_totals points", key, have, want)
+        assert want[1:] == have[1:], ("score_totals", key, have, want)
+
+
+def _as_datetime(value: Any) -> Any:
+    """A timestamp read with plain SQL (SQLite: text) as an aware UTC datetime."""
+    from datetime import UTC, datetime
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def stored_answers(database_url: str) -> dict[int, tuple[int, str, str]]:

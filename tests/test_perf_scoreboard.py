@@ -1,6 +1,8 @@
-"""The scoreboard is one query over progress rows that uses an index and never reads submissions
-(design.md: "the scoreboard reads progress rows, never scans all submissions"), checked with
-SQLite's EXPLAIN QUERY PLAN on a class generated like the scale benchmark's (issue 7)."""
+"""The scoreboard is one query over the students' totals rows (``score_totals``) that uses an
+index and never reads progress rows or submissions (design.md: "the scoreboard reads progress
+rows, never scans all submissions"; issue 7: 10,000 students), and refreshing one student's totals
+reads only their progress rows (an index search on ``user_id``); checked with SQLite's EXPLAIN QUERY
+PLAN on a class generated like the scale benchmark's."""
 
 from __future__ import annotations
 
@@ -41,21 +43,47 @@ def scale_app(tmp_path_factory: pytest.TempPathFactory):
         db.engine.dispose()
 
 
-def _plan(app, quiz_id: str | None) -> list[str]:
+def _plan_of(app, stmt) -> list[str]:
     with app.app_context():
-        stmt = select(_scoreboard_query(quiz_id)).limit(50)
         sql = str(stmt.compile(db.engine, compile_kwargs={"literal_binds": True}))
         return [row[3] for row in db.session.execute(db.text("EXPLAIN QUERY PLAN " + sql))]
+
+
+def _plan(app, quiz_id: str | None) -> list[str]:
+    return _plan_of(app, select(_scoreboard_query(quiz_id)).limit(50))
 
 
 @pytest.mark.parametrize("quiz", [None, "01-linear-systems"])
 def test_scoreboard_plan_uses_index_and_skips_submissions(scale_app, quiz: str | None) -> None:
     app, _ = scale_app
     plan = _plan(app, quiz)
+    assert not any("submissions" in step or " progress " in f" {step} " for step in plan), plan
+    totals_steps = [step for step in plan if "score_totals" in step]
+    assert totals_steps, plan
+    assert all(
+        step.startswith("SEARCH") and "(scope=? AND user_id=?)" in step for step in totals_steps
+    ), plan
+    assert sum("SCAN users" in step for step in plan) == 1, plan  # one pass over the students
+
+
+@pytest.mark.parametrize("scope", ["course", "quiz"])
+def test_refreshing_one_student_reads_only_their_progress_rows(scale_app, scope: str) -> None:
+    """What submit adds per graded answer: the aggregate behind the student's totals rows."""
+    from sqlalchemy import literal
+
+    from quizapp.instructor.totals import _aggregate
+    from quizapp.models import Exercise
+
+    app, _ = scale_app
+    column = literal("") if scope == "course" else Exercise.quiz_id
+    plan = _plan_of(app, _aggregate(column, lambda col: col == 7))
     assert not any("submissions" in step for step in plan), plan
     progress_steps = [step for step in plan if " progress " in f" {step} "]
     assert progress_steps, plan
-    assert all("USING" in step and "INDEX" in step for step in progress_steps), plan
+    assert all(
+        step.startswith("SEARCH progress USING") and "INDEX" in step and "(user_id=?" in step
+        for step in progress_steps
+    ), plan
 
 
 def test_scoreboard_totals_equal_plain_sql(scale_app) -> None:

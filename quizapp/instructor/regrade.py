@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp import services
+from quizapp.instructor import totals
 from quizapp.instructor.gradebook import fmt_points
 from quizapp.models import (
     Exercise,
@@ -366,6 +367,9 @@ def regrade_exercise(
         if dry_run:
             session.rollback()
             return summary
+        totals.refresh_totals(
+            session, select(Progress.user_id).where(Progress.exercise_id == ex_id)
+        )
         regrade.submissions_regraded = summary.regraded
         regrade.submissions_changed = summary.changed
         regrade.summary = summary.to_dict()

@@ -1,4 +1,5 @@
-"""The scoreboard: one ranked SQL aggregate over the progress rows."""
+"""The scoreboard: one ranked query over the students' totals rows (``score_totals``, the
+per-student aggregate of their progress rows kept by ``quizapp.instructor.totals``)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Numeric, and_, case, cast, func, select
+from sqlalchemy import Numeric, and_, cast, func, select
 from sqlalchemy.orm import Session
 
 from quizapp import services
+from quizapp.instructor import totals
 from quizapp.instructor._scope import get_quiz, live_exercises
-from quizapp.models import (
-    Exercise,
-    Progress,
-    Quiz,
-    User,
-)
-from quizapp.models_instructor import Excusal
+from quizapp.models import ScoreTotal, User
 
 SCOREBOARD_SORTS = ("rank", "name", "points", "solved", "attempts", "last")
 
@@ -64,41 +60,18 @@ class Scoreboard:
 
 
 def _scoreboard_query(quiz_id: str | None) -> Any:
-    """The ranked scoreboard as one SELECT: progress rows aggregated per student, ranked by a
-    window function (points desc, then the time the total was reached asc, then username)."""
-    in_scope = [
-        Exercise.archived.is_(False),
-        Quiz.archived.is_(False),
-        Excusal.id.is_(None),
-    ]
-    if quiz_id is not None:
-        in_scope.append(Exercise.quiz_id == quiz_id)
-    # Aggregate the progress rows per student first (one pass over progress in user order), then
-    # join the students: joining students to the raw rows made SQLite build an automatic index over
-    # all progress rows on every call.
-    per_user = (
-        select(
-            Progress.user_id.label("user_id"),
-            func.sum(Progress.best_points).label("points_sum"),
-            func.count(Progress.solved_at).label("solved"),
-            func.sum(Progress.attempts_used).label("attempts"),
-            func.max(case((Progress.best_points > 0, Progress.best_reached_at), else_=None)).label(
-                "reached_at"
-            ),
-        )
-        .join(Exercise, Exercise.id == Progress.exercise_id)
-        .join(Quiz, Quiz.id == Exercise.quiz_id)
-        .outerjoin(
-            Excusal,
-            and_(Excusal.user_id == Progress.user_id, Excusal.exercise_id == Progress.exercise_id),
-        )
-        .where(*in_scope)
-        .group_by(Progress.user_id)
-        .subquery("p")
-    )
+    """The ranked scoreboard as one SELECT: every student LEFT JOIN their ``score_totals`` row of
+    the scope (the course, or ``quiz_id``), ranked by a window function (points desc, then the
+    time the total was reached asc, then username).
+
+    The totals rows are the per-student aggregate of the live, non-excused progress rows
+    (``quizapp.instructor.totals``), so this reads one row per student (index
+    ``uq_score_totals_scope_user_id``) instead of aggregating all their progress rows.
+    """
+    scope = totals.COURSE if quiz_id is None else quiz_id
     # Rounded to 6 decimals so that float sums in a different order still tie; NUMERIC because
     # PostgreSQL has round(numeric, int) only.
-    points = func.round(cast(func.coalesce(per_user.c.points_sum, 0.0), Numeric(24, 8)), 6)
+    points = func.round(cast(func.coalesce(ScoreTotal.points, 0.0), Numeric(24, 8)), 6)
     agg = (
         select(
             User.id.label("user_id"),
@@ -106,12 +79,12 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
             User.username_key.label("username_key"),
             User.display_name.label("display_name"),
             points.label("points"),
-            func.coalesce(per_user.c.solved, 0).label("solved"),
-            func.coalesce(per_user.c.attempts, 0).label("attempts"),
-            per_user.c.reached_at.label("reached_at"),
+            func.coalesce(ScoreTotal.solved, 0).label("solved"),
+            func.coalesce(ScoreTotal.attempts, 0).label("attempts"),
+            ScoreTotal.reached_at.label("reached_at"),
         )
         .select_from(User)
-        .outerjoin(per_user, per_user.c.user_id == User.id)
+        .outerjoin(ScoreTotal, and_(ScoreTotal.user_id == User.id, ScoreTotal.scope == scope))
         .where(User.role == "student")
         .subquery("agg")
     )
@@ -137,7 +110,9 @@ def scoreboard(
     per_page: int = 50,
     only_user_id: int | None = None,
 ) -> Scoreboard:
-    """One page of the scoreboard: one SQL query over the progress rows (no submission scan).
+    """One page of the scoreboard: one SQL query over the students' totals rows (no progress or
+    submission scan; ``totals.ensure_current`` first rebuilds them, committing, if the live
+    exercises changed since they were computed).
 
     Rank: points descending; ties go to whoever reached their total first (the latest
     ``progress.best_reached_at`` of their exercises with points, earlier wins), then username.
@@ -156,6 +131,9 @@ def scoreboard(
     page = max(1, int(page))
     if quiz_id is not None:
         get_quiz(session, quiz_id)
+    live = live_exercises(session)
+    if totals.ensure_current(session, live):
+        live = live_exercises(session)  # reloaded after the rebuild's commit
     ranked = _scoreboard_query(quiz_id)
     name_col = func.coalesce(func.nullif(ranked.c.display_name, ""), ranked.c.username)
     column = {
@@ -191,7 +169,7 @@ def scoreboard(
         )
         for r in result
     ]
-    available = sum(e.points for e in live_exercises(session, quiz_id))
+    available = sum(e.points for e in live if quiz_id is None or e.quiz_id == quiz_id)
     return Scoreboard(rows, total, page, per_page, sort, descending, quiz_id, float(available))
 
 
