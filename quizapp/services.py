@@ -625,6 +625,12 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
             qrow.archived = True
             qrow.updated_at = now
     session.commit()
+    # Scoreboard totals follow the live exercises and their points: rebuild them now, at sync,
+    # rather than on the next scoreboard view (which still checks, as a safety net).  One
+    # fingerprint query when nothing changed.
+    from quizapp.instructor.totals import ensure_current
+
+    ensure_current(session)
     return report
 
 

@@ -43,11 +43,31 @@ def bank_dir(tmp_path: Path) -> Path:
     return target
 
 
+def test_sync_leaves_the_scoreboard_totals_current(tmp_path: Path, bank_dir: Path) -> None:
+    """The scoreboard totals are rebuilt at sync when the live exercises change, so the next
+    scoreboard view has nothing to rebuild."""
+    from quizapp.instructor import totals
+
+    app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
+    with app.app_context():
+        services.sync_folder(db.session, bank_dir)
+        assert totals.ensure_current(db.session) is False
+        victim = _exercise_files(bank_dir)[0]
+        victim.unlink()  # archived by the next sync: the fingerprint changes
+        report = services.sync_folder(db.session, bank_dir)
+        assert report.archived == [f"{victim.parent.name}/{victim.stem}"]
+        assert totals.ensure_current(db.session) is False
+
+
 def test_first_sync_rows_match_the_files_in_a_constant_number_of_statements(
-    tmp_path: Path, bank_dir: Path
+    tmp_path: Path, bank_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from quizapp.instructor import totals
+
     app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
     files = _exercise_files(bank_dir)
+    # Counted here: the sync's own statements (the totals rebuild after it is tested above).
+    monkeypatch.setattr(totals, "ensure_current", lambda session, live=None: False)
     with app.app_context():
         seen = _statements(db.engine)
         report = services.sync_folder(db.session, bank_dir)
