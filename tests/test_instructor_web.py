@@ -139,6 +139,26 @@ def test_scoreboard_page_shows_two_students_submissions(app) -> None:
     assert quiz.status_code == 200
 
 
+def test_gradebook_csv_download_in_chunks_equals_the_in_memory_csv(app, monkeypatch) -> None:
+    """The download joins lines into chunks; any chunk size gives the same text as
+    gradebook_csv(gradebook()), with one byte order mark in front."""
+    import quizapp.web.instructor as views
+
+    for name in ("ana", "ben", "cy", "dee", "eve"):
+        add_user(app, name)
+        submit(app, name, DECK, "2, 5", at(1))
+    with app.app_context():
+        expected = inst.gradebook_csv(inst.gradebook(db.session))
+    prof = instructor(app)
+    for size in (1, 2, 3, 256):
+        monkeypatch.setattr(views, "CSV_CHUNK_LINES", size)
+        resp = prof.get("/instructor/gradebook.csv")
+        chunks = list(resp.response)
+        body = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+        assert body.decode("utf-8") == "\ufeff" + expected
+        assert len(chunks) == 1 + -(-len(expected.splitlines()) // size)
+
+
 def test_gradebook_csv_download_parses_back(app, tmp_path: Path) -> None:
     (Path(app.config["QUIZAPP_EXERCISES"]) / "course.yaml").write_text(
         "weights:\n  01-linear-systems: 1\n", encoding="utf-8"

@@ -10,6 +10,7 @@ the request, calls it and renders.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from flask import (
@@ -154,9 +155,16 @@ def gradebook_csv() -> Response:
     return resp
 
 
+#: Lines per chunk of a streamed CSV: one write per line cost ~25% of a 10,000-student download.
+CSV_CHUNK_LINES = 256
+
+
 def _with_bom(lines: Iterator[str]) -> Iterator[str]:
-    yield "\ufeff"  # see _csv_response
-    yield from lines
+    """The byte order mark (see _csv_response), then the lines joined in chunks of
+    ``CSV_CHUNK_LINES``; memory stays bounded by one chunk."""
+    yield "\ufeff"
+    while chunk := "".join(islice(lines, CSV_CHUNK_LINES)):
+        yield chunk
 
 
 def _csv_response(text: str, filename: str) -> Response:
