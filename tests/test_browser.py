@@ -397,7 +397,8 @@ def test_student_registers_answers_and_sees_the_worked_solution(
     named = "wrong sign" if symmetric else "You transposed the matrix"
     assert "incorrect" in text and named in text, text
     for r, c in np.ndindex(AB.shape):  # the pasted numbers in the grid, each marked
-        right = bool(np.isclose(wrong[r, c], AB[r, c]))
+        # A transposed answer scores 0 and no cell counts (its equal diagonal included).
+        right = symmetric and bool(np.isclose(wrong[r, c], AB[r, c]))
         assert cell_background(page, r, c) == (RIGHT_BG if right else WRONG_BG), (r, c)
         assert float(page.locator(f"#cell-{r}-{c}").input_value()) == pytest.approx(wrong[r, c])
     shot(page, server, "06-product-cells-coloured")

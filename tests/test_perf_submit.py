@@ -24,11 +24,14 @@ TWO = "01-linear-systems/06-two-by-two"
 GET_STATEMENTS = 5
 # One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
 # variant + version; BEGIN IMMEDIATE, progress (locked), variant + exercise + version + quiz
-# again, the variant's submissions; UPDATE progress, INSERT submission.  (COMMITs are not
-# cursor statements.)
-POST_STATEMENTS = 10
+# again, the variant's submissions; UPDATE progress, INSERT submission; then the student's
+# scoreboard totals (a graded submit): DELETE their score_totals rows, INSERT ... SELECT the
+# course row and the per-quiz rows (quizapp.instructor.totals.refresh_user_totals).  (COMMITs
+# are not cursor statements.)
+TOTALS_STATEMENTS = 3
+POST_STATEMENTS = 10 + TOTALS_STATEMENTS
 # The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
-FIRST_POST_STATEMENTS = 11
+FIRST_POST_STATEMENTS = 11 + TOTALS_STATEMENTS
 
 
 class StatementLog:
