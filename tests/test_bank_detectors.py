@@ -94,8 +94,12 @@ def mistaken_answer(data: dict, v, code: str):
         X = np.asarray(vals["X"], float)
         h, dk, dv = vals["heads"], vals["d_k"], vals["d_v"]
         WQ, WK, WV, WO = (np.asarray(vals[w], float) for w in ("W_Q", "W_K", "W_V", "W_O"))
-        if code == "single_head":  # the whole W_Q, W_K, W_V as one head of width h * d_k
-            one = attention_mistake(mm(X, WQ), mm(X, WK), mm(X, WV), "output", "")
+        if code in ("single_head", "single_head_sqrt_dk"):  # W_Q, W_K, W_V whole: one head
+            Q, K, V = mm(X, WQ), mm(X, WK), mm(X, WV)
+            if code == "single_head":  # scaled by the whole width, sqrt(h * d_k)
+                one = attention_mistake(Q, K, V, "output", "")
+            else:  # scaled by one head's sqrt(d_k), as the prompt states d_k
+                one = mm(softmax_rows(mm(Q, K.T) / math.sqrt(dk)), V)
             return one if p.get("ask") == "concat" else mm(one, WO)
         heads = []
         for i in range(h):
@@ -242,7 +246,11 @@ def test_multi_head_optional_mistakes_do_not_change_the_draws() -> None:
         for key in a.values:
             assert np.array_equal(np.asarray(a.values[key]), np.asarray(b.values[key])), key
         assert tuple(b.detectors[: len(a.detectors)]) == tuple(a.detectors)
-        assert set(b.detectors) - set(a.detectors) <= {"softmax_axis", "single_head"}
+        assert set(b.detectors) - set(a.detectors) <= {
+            "softmax_axis",
+            "single_head",
+            "single_head_sqrt_dk",
+        }
     assert any("single_head" in v.detectors for v in named)
     assert any("softmax_axis" in v.detectors for v in named)
 
@@ -308,3 +316,35 @@ def test_swapped_unknowns_names_the_unknowns() -> None:
         grade_answer(v, "(2, 5)").status == "correct"
         or grade_answer(v, "[2, 5]").status == "correct"
     )
+
+
+GUARDED = ("softmax_axis", "single_head", "single_head_sqrt_dk")
+
+
+@pytest.mark.parametrize(
+    "ex_id", ["05-attention/06-multi-head", "05-attention/07-multi-head-concat"]
+)
+def test_guarded_multi_head_mistakes_are_named_and_punished_as_typed(ex_id: str) -> None:
+    """The bank's multi-head exercises guard every multi-head mistake: on every variant, the
+    answer a student makes with it, rounded to 2 decimals as the prompt asks, is named and
+    earns at most half the credit (the mistaken answers computed here, independently)."""
+    data = dict(SPECS)[ex_id]
+    assert set((data.get("params") or {}).get("guard", [])) == set(GUARDED)
+    for seed in range(120):
+        v = make_variant(data, seed, ex_id)
+        assert set(GUARDED) <= set(v.detectors), (seed, v.detectors)
+        for code in v.detectors:
+            wrong = np.round(np.asarray(mistaken_answer(data, v, code), float), 2)
+            verdict = grade_answer(v, text(wrong))
+            assert verdict.score <= 0.5, (seed, code, verdict.score)
+            assert code in verdict.mistake_codes, (seed, code, verdict.mistake_codes)
+
+
+def test_guard_needs_two_heads() -> None:
+    from quizapp.bank.kinds import get_kind
+
+    kind = get_kind("multi_head_attention")
+    with pytest.raises(ValueError, match="at least 2 heads"):
+        kind.Params.model_validate({"heads": 1, "guard": ["softmax_axis"]})
+    with pytest.raises(ValueError):
+        kind.Params.model_validate({"heads": 2, "guard": ["no_such_mistake"]})

@@ -12,16 +12,9 @@ Context keys by ``family`` (set by the kinds):
   (``weights @ V``).
 - ``multi_head``: ``X``, ``W_Q``, ``W_K``, ``W_V`` (lists, one per head), ``W_O``, ``ask`` one of
   ``output`` or ``concat``.  Mistakes also named when they happen to apply (not guaranteed by the
-  kind): ``softmax_axis`` (each head's softmax down the columns) and ``single_head`` (the whole
-  ``W_Q``/``W_K``/``W_V`` used as one head, scaled by ``sqrt(heads * d_k)``).
-- ``softmax``: ``x`` (the vector or matrix whose row softmax is asked).
-- ``product``: ``A``, ``B``, ``op`` one of ``AB``, ``BA``, ``AB-BA``, ``(AB)^T``.
-- ``inverse``: ``A``.
-- ``basis``: ``basis`` (rows are the basis vectors), ``v``.
-- ``map_matrix``: ``images`` (rows are the images), optional ``basis`` (rows).
-- ``equation``: ``a``, ``c``, ``b`` for ``ax + c = b``.
-- ``matrix_form``: ``M`` (the asked matrix), ``moved`` (cells whose term was on the other side).
-- ``linearity``: ``Tu``, ``Tv``, ``a``, ``b`` for ``T(a u + b v)``.
+  kind unless its ``guard`` param lists them): ``softmax_axis`` (each head's softmax down the
+  columns), ``single_head`` (the whole ``W_Q``/``W_K``/``W_V`` used as one head, scaled by
+  ``sqrt(heads * d_k)``) and ``single_head_sqrt_dk`` (the same, scaled by one head's ``sqrt(d_k)``).
 """
 
 from __future__ import annotations
@@ -135,16 +128,18 @@ def _mh_missing_projection(ctx: Ctx) -> np.ndarray | None:
     return _mh(ctx, project=False) if ctx["ask"] == "output" else None
 
 
-def _mh_single_head(ctx: Ctx) -> np.ndarray | None:
+def _mh_single_head(ctx: Ctx, *, head_scale: bool = False) -> np.ndarray | None:
     """One head over all the columns: ``W_Q``, ``W_K``, ``W_V`` used whole (not split), scaled
-    by the square root of the whole width ``heads * d_k``, then ``W_O`` (for ``ask: output``)."""
+    by the square root of the whole width ``heads * d_k`` (or, with ``head_scale``, of one
+    head's ``d_k`` as the prompt states it), then ``W_O`` (for ``ask: output``)."""
     if len(ctx["W_Q"]) < 2:
         return None
     X = _f(ctx["X"])
     wq, wk, wv = (
         np.concatenate([_f(w) for w in ctx[key]], axis=1) for key in ("W_Q", "W_K", "W_V")
     )
-    out = attention_pipeline(X @ wq, X @ wk, X @ wv, "output")
+    scale = float(np.sqrt(_f(ctx["W_Q"][0]).shape[1])) if head_scale else None
+    out = attention_pipeline(X @ wq, X @ wk, X @ wv, "output", scale=scale)
     return out if ctx["ask"] == "concat" else out @ _f(ctx["W_O"])
 
 
@@ -266,6 +261,7 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("multi_head", "heads_swapped"): _mh_heads_swapped,
     ("multi_head", "softmax_axis"): lambda ctx: _mh(ctx, axis=0),
     ("multi_head", "single_head"): _mh_single_head,
+    ("multi_head", "single_head_sqrt_dk"): lambda ctx: _mh_single_head(ctx, head_scale=True),
     ("softmax", "softmax_axis"): _softmax_axis,
     ("softmax", "softmax_no_exp"): _softmax_no_exp,
     ("product", "wrong_order"): _product_wrong_order,
@@ -309,6 +305,14 @@ def _msg_order(ctx: Ctx) -> str:
     return "You computed AᵀBᵀ: transposing a product reverses the order, (AB)ᵀ = BᵀAᵀ."
 
 
+def _msg_single_head(ctx: Ctx) -> str:
+    return (
+        f"You computed one head over all the columns of W_Q, W_K and W_V. Split them first: "
+        f"head i uses its own block of d_k = {_f(ctx['W_Q'][0]).shape[1]} columns, attends on "
+        f"its own (scaling by √d_k), and the heads are concatenated afterwards."
+    )
+
+
 #: (family, code) -> the sentence shown to the student.
 MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
     ("attention", "missing_scale"): lambda c: (
@@ -345,11 +349,8 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
         "In each head you took the softmax down each column; it goes along each row, so that "
         "each token's weights over the tokens sum to 1."
     ),
-    ("multi_head", "single_head"): lambda c: (
-        f"You computed one head over all the columns of W_Q, W_K and W_V. Split them first: "
-        f"head i uses its own block of d_k = {_f(c['W_Q'][0]).shape[1]} columns, attends on its "
-        f"own (scaling by √d_k), and the heads are concatenated afterwards."
-    ),
+    ("multi_head", "single_head"): lambda c: _msg_single_head(c),
+    ("multi_head", "single_head_sqrt_dk"): lambda c: _msg_single_head(c),
     ("softmax", "softmax_axis"): lambda c: (
         "You took the softmax down each column; here it goes along each row."
     ),
@@ -507,6 +508,24 @@ def credit_ok(
     )
     credit = mistake_credit(expected, ctx, guard, decimals, mask, cache)
     return all(c <= MAX_MISTAKE_CREDIT for c in credit.values())
+
+
+def credit_ok_as_typed(expected: Any, ctx: Ctx, codes: tuple[str, ...], decimals: int = 2) -> bool:
+    """Like :func:`credit_ok` for ``codes`` only, but for the answer a student would type: the
+    mistaken value rounded to ``decimals`` (as the prompt asks) as well as unrounded, against a
+    margin widened by that rounding (``4·10**-decimals + 0.03·|e|``).  Used for the mistakes
+    added after ``credit_ok`` was fixed (multi-head ``guard`` and optional codes), so the draws
+    of the mistakes checked by ``credit_ok`` stay as they were."""
+    exp = _f(expected)
+    margin = 4 * 10.0**-decimals + 0.03 * np.abs(exp)
+    for code in codes:
+        v = mistaken_value(code, ctx)
+        if v is None or np.shape(v) != exp.shape:
+            continue
+        for typed in (v, np.round(v, decimals)):
+            if float(np.mean(np.abs(typed - exp) <= margin)) > MAX_MISTAKE_CREDIT:
+                return False
+    return True
 
 
 def constant_column(values: np.ndarray) -> bool:

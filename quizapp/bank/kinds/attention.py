@@ -24,7 +24,13 @@ from quizapp import linalg
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
-from ._mistakes import MistakeCache, constant_column, credit_ok, distinguishable_codes
+from ._mistakes import (
+    MistakeCache,
+    constant_column,
+    credit_ok,
+    credit_ok_as_typed,
+    distinguishable_codes,
+)
 from ._util import (
     KEYWORD_WORDS,
     QUERY_WORDS,
@@ -589,7 +595,8 @@ class AttentionArgmax(Kind):
 
 #: Multi-head mistakes named when a variant tells them apart from the right answer (the kind does
 #: not redraw for them): each head's softmax down the columns, one head over all the columns.
-OPTIONAL_MULTI_HEAD = ("softmax_axis", "single_head")
+OPTIONAL_MULTI_HEAD = ("softmax_axis", "single_head", "single_head_sqrt_dk")
+GuardCode = Literal["softmax_axis", "single_head", "single_head_sqrt_dk"]
 
 
 @register_kind
@@ -602,7 +609,9 @@ class MultiHeadAttention(Kind):
     ``ask``: ``concat`` (the concatenated heads) or ``output``.  Values: ``X``, ``W_Q``, ``W_K``,
     ``W_V``, ``W_O``, ``heads``, ``d_k``, ``d_v``, ``tokens``.  Detectors: ``missing_output_projection``,
     ``missing_scale``, ``heads_swapped`` (every variant tells them apart), and
-    ``OPTIONAL_MULTI_HEAD`` (``softmax_axis``, ``single_head``) when the variant does.
+    ``OPTIONAL_MULTI_HEAD`` (``softmax_axis``, ``single_head``, ``single_head_sqrt_dk``): those
+    listed in the ``guard`` param on every variant (redrawn until it tells them apart and they
+    earn at most half the credit as typed), the others when the variant happens to.
     """
 
     name = "multi_head_attention"
@@ -616,11 +625,17 @@ class MultiHeadAttention(Kind):
         d_out: int | None = Field(None, ge=1, le=6)
         entries: IntRange = (-1, 1)
         ask: Literal["concat", "output"] = "output"
+        #: Optional mistakes every variant must also tell apart and punish (at most half the
+        #: credit, as typed to ``decimals``): variants are redrawn until they do.  Empty (the
+        #: default) keeps the draws of exercises written before this param existed.
+        guard: list[GuardCode] = Field(default_factory=list)
 
         @model_validator(mode="after")
         def _sizes(self) -> MultiHeadAttention.Params:
             if self.heads == 1 and self.ask == "concat":
                 raise ValueError("ask: concat needs at least 2 heads")
+            if self.heads == 1 and self.guard:
+                raise ValueError("guard: the multi-head mistakes need at least 2 heads")
             return self
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
@@ -630,6 +645,7 @@ class MultiHeadAttention(Kind):
         want = ("missing_scale",) + (("heads_swapped",) if h > 1 else ())
         if p.ask == "output" and d_out == h * p.d_v:
             want += ("missing_output_projection",)
+        guard = tuple(dict.fromkeys(p.guard))
 
         def make():
             X = ints(rng, p.entries, (n, p.d_model)).astype(float)
@@ -663,6 +679,12 @@ class MultiHeadAttention(Kind):
                 return None
             if not credit_ok(exp, ctx, codes, p.decimals, cache=cache):
                 return None  # a named mistake would earn more than half the credit
+            if guard:
+                if distinguishable_codes(exp, ctx, guard, p.decimals) != guard:
+                    return None
+                if not credit_ok_as_typed(exp, ctx, guard, p.decimals):
+                    return None
+                codes = codes + guard
             return X, WQ, WK, WV, WO, ctx, codes, out, heads, weights
 
         X, WQ, WK, WV, WO, ctx, codes, out, heads, weights = draw(
@@ -672,8 +694,9 @@ class MultiHeadAttention(Kind):
         # and so every existing seed's variant, stay as they were).
         # Only those that earn at most half the credit: a named mistake must not score well.
         exp = out if p.ask == "output" else np.concatenate(heads, axis=1)
-        extra = distinguishable_codes(exp, ctx, OPTIONAL_MULTI_HEAD, p.decimals)
-        codes = codes + tuple(c for c in extra if credit_ok(exp, ctx, (c,), p.decimals))
+        optional = tuple(c for c in OPTIONAL_MULTI_HEAD if c not in codes)
+        extra = distinguishable_codes(exp, ctx, optional, p.decimals)
+        codes = codes + tuple(c for c in extra if credit_ok_as_typed(exp, ctx, (c,), p.decimals))
         toks = pick_tokens(rng, n)
         concat = np.concatenate(heads, axis=1)
         expected = out if p.ask == "output" else concat
