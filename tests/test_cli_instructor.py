@@ -54,7 +54,8 @@ def test_export_grades_writes_the_gradebook_csv(app, tmp_path: Path) -> None:
     result = run("export-grades", "-o", str(out))
     assert result.exit_code == 0, result.output
     assert "2 students" in result.output
-    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf")  # a byte order mark, as the download
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
     assert [(r["username"], r["display_name"], r[f"{DECK} (10)"]) for r in rows] == [
         ("ana", "'-Ana", "10"),
         ("ben", "", "0"),

@@ -65,7 +65,8 @@ def export_grades(quiz_id: str | None, output: str) -> None:
                 click.echo(line, nl=False)
                 n_lines += 1
         else:
-            with Path(output).open("w", encoding="utf-8", newline="") as fh:
+            # With a byte order mark, as the download: Excel then reads accented names right.
+            with Path(output).open("w", encoding="utf-8-sig", newline="") as fh:
                 n_lines = 0
                 for line in lines:
                     fh.write(line)
