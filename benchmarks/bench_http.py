@@ -35,6 +35,7 @@ from benchmarks.common import (
     app_for,
     free_port,
     make_instance,
+    require_tool,
     session_cookie,
     wrk,
 )
@@ -193,6 +194,7 @@ def _stored(env: dict[str, str]) -> int:
 
 
 def run(quick: bool = False) -> list[Result]:
+    require_tool("wrk", "apt-get install wrk; the http figures need a real load generator")
     seconds = 2 if quick else 12
     n_users = 64 if quick else 1024
     with tempfile.TemporaryDirectory(prefix="quizapp-bench-http-") as tmp:

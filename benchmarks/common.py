@@ -269,6 +269,18 @@ def session_cookie(app: Any, user: Any, user_agent: str) -> tuple[str, str]:
     return value, token
 
 
+class MissingTool(RuntimeError):
+    """A section needs a program that is not installed (the message says which and how)."""
+
+
+def require_tool(name: str, how: str) -> None:
+    """Raise :class:`MissingTool` unless ``name`` is on the PATH; ``how`` says how to get it."""
+    import shutil
+
+    if shutil.which(name) is None:
+        raise MissingTool(f"{name} is not installed ({how})")
+
+
 def wrk(url: str, script: Path, *, seconds: float, threads: int, connections: int,
         args: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run wrk and return the JSON line its Lua ``done`` prints (requests, p50/p99 in µs, ...)."""

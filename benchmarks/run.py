@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import Result, fmt, machine_info  # noqa: E402
+from benchmarks.common import MissingTool, Result, fmt, machine_info  # noqa: E402
 
 SECTIONS = ("grading", "variants", "http", "scale", "bank")
 
@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {name} ...", file=sys.stderr, flush=True)
         try:
             results += module.run(quick=args.quick)
+        except MissingTool as exc:  # not a bug: say what to install, no traceback
+            print(f"== {name} not measured: {exc}", file=sys.stderr, flush=True)
+            failed[name] = str(exc)
         except Exception as exc:  # report and go on: one broken section must not hide the rest
             traceback.print_exc()
             failed[name] = f"{type(exc).__name__}: {exc}"[:300]
