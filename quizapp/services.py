@@ -25,10 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, func, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload, scoped_session
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from quizapp.models import (
     USERNAME_MAX,
@@ -687,8 +688,15 @@ def get_exercise(session: Session, exercise_id: str, *, include_archived: bool =
     """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
     if not isinstance(exercise_id, str) or not EXERCISE_ID_RE.fullmatch(exercise_id):
         raise NotFound("There is no such exercise.")
-    # The quiz comes in the same statement (every caller checks it is open).
-    exercise = session.get(Exercise, exercise_id, options=_EXERCISE_OPTIONS)
+    # The quiz comes in the same statement (every caller checks it is open).  An exercise the
+    # session already holds with its quiz (the submit after the route's read) is used as is, as
+    # ``session.get`` would; otherwise one prebuilt SELECT (``session.get`` builds and hashes a
+    # new one per call).
+    held = session.identity_map.get(identity_key(Exercise, exercise_id))
+    if held is not None and not inspect(held).expired and "quiz" in held.__dict__:
+        exercise: Exercise | None = held
+    else:
+        exercise = session.scalar(_EXERCISE_WITH_QUIZ, {"eid": exercise_id})
     if exercise is None or (exercise.archived and not include_archived):
         raise NotFound("There is no such exercise.")
     if not include_archived and exercise.quiz.archived:
@@ -757,7 +765,9 @@ _VARIANT_FOR_SUBMIT = (
 _SUBMISSIONS = (
     select(Submission).where(Submission.variant_id == bindparam("vid")).order_by(Submission.id)
 )
-_EXERCISE_OPTIONS = (joinedload(Exercise.quiz),)
+_EXERCISE_WITH_QUIZ = (
+    select(Exercise).options(joinedload(Exercise.quiz)).where(Exercise.id == bindparam("eid"))
+)
 
 
 def get_progress(session: Session, user: User, exercise: Exercise) -> Progress | None:
