@@ -211,3 +211,42 @@ def test_submit_decides_on_the_exercise_read_under_the_lock(app) -> None:
         result = services.submit(db.session, user, TWO, "8 8", seed_secret=secret, variant=variant)
         assert (result.attempts, result.attempts_left) == (5, 3)
         assert result.points == 0.0 and exercise.points == 4
+
+
+def test_core_insert_stores_what_the_orm_stored(app) -> None:
+    """The submit writes its submission with one Core INSERT: every stored column (as SQLite
+    holds it: JSON text, JSON ``null`` vs SQL NULL, booleans, times) equals what the ORM writes
+    for a ``Submission`` with the same values, for a graded, an invalid (no parsed value) and a
+    duplicate answer; ``SubmitResult.submission`` equals the row read back."""
+    from dataclasses import asdict
+
+    from sqlalchemy import text
+
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    columns = [c.name for c in Submission.__table__.columns if c.name != "id"]
+    raw_select = text(f"SELECT {', '.join(columns)} FROM submissions WHERE id = :id")
+    with app.app_context():
+        services.create_user(db.session, "eve", "correct horse")
+        user = services.find_user(db.session, "eve")
+        results = [
+            services.submit(db.session, user, TWO, answer, seed_secret=secret)
+            for answer in ("1 2", "not a number", "1 2", [["3"], ["4"]])
+        ]
+        assert [r.submission.status for r in results][1] == "invalid"
+        assert results[1].submission.parsed is None and results[2].duplicate
+        for result in results:
+            stored = db.session.execute(raw_select, {"id": result.submission.id}).one()
+            values = {k: v for k, v in asdict(result.submission).items() if k != "id"}
+            with db.session.begin_nested() as nested:
+                orm = Submission(**values)
+                db.session.add(orm)
+                db.session.flush()
+                by_orm = db.session.execute(raw_select, {"id": orm.id}).one()
+                nested.rollback()
+            assert tuple(stored) == tuple(by_orm)
+            (read,) = [
+                s
+                for s in services.submission_rows(db.session, result.submission.variant_id)
+                if s.id == result.submission.id
+            ]
+            assert read == result.submission
