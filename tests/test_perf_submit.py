@@ -23,9 +23,9 @@ TWO = "01-linear-systems/06-two-by-two"
 # current variant with its version (numbered by the progress row), its submissions.
 GET_STATEMENTS = 5
 # One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
-# variant + version; BEGIN IMMEDIATE, progress (locked), variant + exercise + version + quiz
-# again, the variant's submissions; UPDATE progress, INSERT submission.  (COMMITs are not
-# cursor statements.)
+# variant + version; BEGIN IMMEDIATE, progress (locked), the variant's number/version and its
+# exercise's attempts/points again (Core), the variant's submissions (Core); INSERT submission
+# (Core), UPDATE progress (ORM, at commit).  (COMMITs are not cursor statements.)
 POST_STATEMENTS = 10
 # The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
 FIRST_POST_STATEMENTS = 11
