@@ -23,11 +23,11 @@ TWO = "01-linear-systems/06-two-by-two"
 # current variant with its version (numbered by the progress row), its submissions.
 GET_STATEMENTS = 5
 # One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
-# variant + version; BEGIN IMMEDIATE, progress (locked), variant + exercise + version + quiz
-# again, the variant's submissions; UPDATE progress, INSERT submission; then the student's
-# scoreboard totals (a graded submit): DELETE their score_totals rows, INSERT ... SELECT the
-# course row and the per-quiz rows (quizapp.instructor.totals.refresh_user_totals).  (COMMITs
-# are not cursor statements.)
+# variant + version; BEGIN IMMEDIATE, progress (locked), the variant's number/version and its
+# exercise's attempts/points again (Core), the variant's submissions (Core); INSERT submission
+# (Core), UPDATE progress (ORM); then the student's scoreboard totals (a graded submit): DELETE
+# their score_totals rows, INSERT ... SELECT the course row and the per-quiz rows
+# (quizapp.instructor.totals.refresh_user_totals).  (COMMITs are not cursor statements.)
 TOTALS_STATEMENTS = 3
 POST_STATEMENTS = 10 + TOTALS_STATEMENTS
 # The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
@@ -155,3 +155,101 @@ def test_result_lists_the_same_submissions_and_state_as_a_fresh_read(app) -> Non
         assert last.solved and last.attempts_left == state.attempts_left == 1
         assert results[2].duplicate and not results[2].used_attempt
         assert results[1].verdict["status"] == "invalid" and not results[1].used_attempt
+
+
+def test_submission_rows_equal_the_orm_rows(app) -> None:
+    """``SubmissionRow`` (the Core read the page and the submit use) has one field per column of
+    ``submissions`` and, for graded, invalid and duplicate submissions, the same values as the
+    ORM objects (JSON columns decoded, booleans as bool, times as aware datetimes)."""
+    from dataclasses import asdict, fields
+
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    columns = [c.name for c in Submission.__table__.columns]
+    assert [f.name for f in fields(services.SubmissionRow)] == columns
+    with app.app_context():
+        services.create_user(db.session, "cleo", "correct horse")
+        user = services.find_user(db.session, "cleo")
+        for answer in ("1 2", "not a number", "1 2", [["3"], ["4"]]):
+            services.submit(db.session, user, TWO, answer, seed_secret=secret)
+        exercise = db.session.get(Exercise, TWO)
+        variant = services.get_or_create_variant(db.session, user, exercise, secret)
+        rows = services.submission_rows(db.session, variant.id)
+        db.session.expire_all()
+        orm = services.variant_submissions(db.session, variant)
+        assert len(rows) == len(orm) == 4
+        for row, obj in zip(rows, orm, strict=True):
+            assert asdict(row) == {name: getattr(obj, name) for name in columns}
+            assert type(row.used_attempt) is bool and row.created_at.tzinfo is not None
+            assert (row.cells, row.message, row.mistake_messages) == (
+                obj.cells,
+                obj.message,
+                obj.mistake_messages,
+            )
+        assert [r.status for r in rows][1] == "invalid" and rows[2].duplicate_of_id == rows[0].id
+
+
+def test_submit_decides_on_the_exercise_read_under_the_lock(app) -> None:
+    """The exercise's attempts and points are read again under the write lock: when a bank sync
+    (another session) lowers the attempts after the student's page was loaded, the submit uses
+    the new value (here: refused, no attempts left) although the session holds the old one."""
+    from sqlalchemy import update
+
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    with app.app_context():
+        services.create_user(db.session, "dora", "correct horse")
+        user = services.find_user(db.session, "dora")
+        exercise = services.get_exercise(db.session, TWO)
+        variant = services.get_or_create_variant(db.session, user, exercise, secret)
+        services.submit(db.session, user, TWO, "9 9", seed_secret=secret, variant=variant)
+        assert exercise.attempts == 3
+        with Session(db.engine) as other:
+            other.execute(update(Exercise).where(Exercise.id == TWO).values(attempts=1, points=4))
+            other.commit()
+        with pytest.raises(services.Conflict, match="No attempts left: all 1 attempts"):
+            services.submit(db.session, user, TWO, "8 8", seed_secret=secret, variant=variant)
+        db.session.rollback()
+        with Session(db.engine) as other:
+            other.execute(update(Exercise).where(Exercise.id == TWO).values(attempts=5))
+            other.commit()
+        result = services.submit(db.session, user, TWO, "8 8", seed_secret=secret, variant=variant)
+        assert (result.attempts, result.attempts_left) == (5, 3)
+        assert result.points == 0.0 and exercise.points == 4
+
+
+def test_core_insert_stores_what_the_orm_stored(app) -> None:
+    """The submit writes its submission with one Core INSERT: every stored column (as SQLite
+    holds it: JSON text, JSON ``null`` vs SQL NULL, booleans, times) equals what the ORM writes
+    for a ``Submission`` with the same values, for a graded, an invalid (no parsed value) and a
+    duplicate answer; ``SubmitResult.submission`` equals the row read back."""
+    from dataclasses import asdict
+
+    from sqlalchemy import text
+
+    secret = app.config["QUIZAPP_SEED_SECRET"]
+    columns = [c.name for c in Submission.__table__.columns if c.name != "id"]
+    raw_select = text(f"SELECT {', '.join(columns)} FROM submissions WHERE id = :id")
+    with app.app_context():
+        services.create_user(db.session, "eve", "correct horse")
+        user = services.find_user(db.session, "eve")
+        results = [
+            services.submit(db.session, user, TWO, answer, seed_secret=secret)
+            for answer in ("1 2", "not a number", "1 2", [["3"], ["4"]])
+        ]
+        assert [r.submission.status for r in results][1] == "invalid"
+        assert results[1].submission.parsed is None and results[2].duplicate
+        for result in results:
+            stored = db.session.execute(raw_select, {"id": result.submission.id}).one()
+            values = {k: v for k, v in asdict(result.submission).items() if k != "id"}
+            with db.session.begin_nested() as nested:
+                orm = Submission(**values)
+                db.session.add(orm)
+                db.session.flush()
+                by_orm = db.session.execute(raw_select, {"id": orm.id}).one()
+                nested.rollback()
+            assert tuple(stored) == tuple(by_orm)
+            (read,) = [
+                s
+                for s in services.submission_rows(db.session, result.submission.variant_id)
+                if s.id == result.submission.id
+            ]
+            assert read == result.submission

@@ -18,7 +18,7 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from quizapp import services
-from quizapp.models import Exercise, Submission, User, Variant, db
+from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -88,10 +88,11 @@ def render_exercise(
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     bank_variant = services.generate_variant(variant)
+    submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
     else:
-        submissions = services.variant_submissions(db.session, variant)
+        submissions = list(services.submission_rows(db.session, variant.id))
     graded = [s for s in submissions if s.used_attempt]
     state = services.VariantState(
         attempts=int(exercise.attempts),
@@ -99,7 +100,7 @@ def render_exercise(
         solved=any(s.status == "correct" for s in graded),
         best_score=max((float(s.score) for s in graded), default=0.0),
     )
-    current: Submission | None = result.submission if result else None
+    current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
     if posted is not None:
