@@ -63,6 +63,12 @@ DEFAULT_SQLITE_SYNCHRONOUS = "NORMAL"
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
+class ConfigError(ValueError):
+    """A setting (environment variable or ``create_app`` config) has a value the app cannot use;
+    the message names the setting, what it accepts and what it got.  The CLI prints it as one
+    line and exits with status 1."""
+
+
 def _truthy(value: str | None, default: bool = False) -> bool:
     if value is None or value.strip() == "":
         return default
@@ -126,12 +132,12 @@ def read_or_create_secret(path: Path, nbytes: int = 32) -> str:
 def sqlite_synchronous(value: Any) -> str:
     """``value`` (``QUIZAPP_SQLITE_SYNCHRONOUS``) as ``"NORMAL"`` or ``"FULL"``; None or blank
     gives the default (NORMAL).  Case and surrounding spaces are ignored.  Raises ``ValueError``
-    naming the setting and the accepted values for anything else."""
+    naming the setting and the accepted values for anything else (a :class:`ConfigError`)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return DEFAULT_SQLITE_SYNCHRONOUS
     text = value.strip().upper() if isinstance(value, str) else None
     if text not in SQLITE_SYNCHRONOUS_VALUES:
-        raise ValueError(
+        raise ConfigError(
             f"QUIZAPP_SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS_VALUES)}, "
             f"got {value!r}"
         )
@@ -182,7 +188,15 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["TRUSTED_HOSTS"] = list(hosts) if hosts else None
 
     max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
-    cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
+    try:
+        cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
+        if cfg["MAX_CONTENT_LENGTH"] < 1024:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"QUIZAPP_MAX_CONTENT_LENGTH must be a whole number of bytes, at least 1024, "
+            f"got {max_len!r}"
+        ) from None
     # Form parsing limits (Werkzeug).
     cfg["MAX_FORM_MEMORY_SIZE"] = cfg["MAX_CONTENT_LENGTH"]
     cfg["MAX_FORM_PARTS"] = 5000  # a 64 x 64 grid (services.MAX_GRID) fits
@@ -219,4 +233,30 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         }:
             continue
         cfg[key] = value
+    for key in LIMIT_SETTINGS:
+        check_rate_limit(key, cfg[key])
     return cfg
+
+
+#: The rate-limit settings (Flask-Limiter's rate limit strings).
+LIMIT_SETTINGS = (
+    "QUIZAPP_LIMIT_LOGIN",
+    "QUIZAPP_LIMIT_REGISTER",
+    "QUIZAPP_LIMIT_SUBMIT",
+    "QUIZAPP_LIMIT_LOGIN_FAILURES",
+)
+
+
+def check_rate_limit(setting: str, value: Any) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is a rate limit string the ``limits`` library
+    parses (``"30 per minute"``, ``"10 per 15 minutes"``, ``"3/minute"``, several joined by
+    ``;``): checked at start-up, since Flask-Limiter would otherwise only fail on a request."""
+    from limits import parse_many
+
+    try:
+        parse_many(str(value))
+    except ValueError:
+        raise ConfigError(
+            f"{setting} must be a rate limit such as '30 per minute' or '10 per 15 minutes', "
+            f"got {value!r}"
+        ) from None

@@ -16,9 +16,10 @@ from typing import Any
 from flask import Flask
 from flask import Response as FlaskResponse
 from sqlalchemy import bindparam, select
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
-from quizapp.config import build_config, default_instance_path
+from quizapp.config import ConfigError, build_config, default_instance_path
 from quizapp.models import User, db
 from quizapp.web import database  # registers the SQLite engine events
 from quizapp.web.database import MIGRATIONS_DIR
@@ -81,7 +82,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     _trust_proxies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
 
-    db.init_app(app)
+    try:
+        db.init_app(app)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise ConfigError(
+            f"DATABASE_URL is not a database URL SQLAlchemy can open "
+            f"(sqlite:///path or postgresql+psycopg://user:password@host/db): {exc}"
+        ) from None
     database.init_app(app)  # SQLite's synchronous level on every connection
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     login_manager.init_app(app)
@@ -109,7 +116,7 @@ def _trust_proxies(app: Flask) -> None:
     ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's ``ProxyFix``): rate limits then
     count per real client, and ``url_for(..., _external=True)`` / CSRF's referrer check see
     ``https``.  Never set it without a proxy in front: clients could forge their address.
-    Raises ``ValueError`` for a value that is not a whole number from 0 to 10.
+    Raises :class:`quizapp.config.ConfigError` for a value that is not a whole number from 0 to 10.
     """
     import os
 
@@ -121,7 +128,7 @@ def _trust_proxies(app: Flask) -> None:
     except ValueError:
         n = -1
     if not 0 <= n <= 10:
-        raise ValueError(
+        raise ConfigError(
             f"QUIZAPP_PROXY_FIX must be the number of trusted proxies (0 to 10), got {raw!r}"
         )
     app.config["QUIZAPP_PROXY_FIX"] = n
