@@ -291,7 +291,28 @@ class Variant(db.Model):
         return self.variant_number > 1
 
 
-class Submission(db.Model):
+class VerdictView:
+    """``cells``, ``message`` and ``mistake_messages`` of a stored verdict (the JSON dict in
+    ``self.verdict``, or None): shared by :class:`Submission` and ``services.SubmissionRow``."""
+
+    __slots__ = ()
+
+    @property
+    def cells(self) -> list[list[bool]] | None:
+        return self.verdict.get("cells") if self.verdict else None  # type: ignore[attr-defined]
+
+    @property
+    def message(self) -> str:
+        verdict = self.verdict  # type: ignore[attr-defined]
+        return str(verdict.get("message", "")) if verdict else ""
+
+    @property
+    def mistake_messages(self) -> list[str]:
+        verdict = self.verdict  # type: ignore[attr-defined]
+        return list(verdict.get("mistake_messages", [])) if verdict else []
+
+
+class Submission(VerdictView, db.Model):
     """One answer as posted, with its verdict.  Append-only: rows are never updated or deleted.
 
     - ``raw_answer``: exactly what was posted: the text, or for a grid the JSON list of rows of
@@ -332,18 +353,6 @@ class Submission(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     variant: Mapped[Variant] = relationship(back_populates="submissions")
-
-    @property
-    def cells(self) -> list[list[bool]] | None:
-        return self.verdict.get("cells") if self.verdict else None
-
-    @property
-    def message(self) -> str:
-        return str(self.verdict.get("message", "")) if self.verdict else ""
-
-    @property
-    def mistake_messages(self) -> list[str]:
-        return list(self.verdict.get("mistake_messages", [])) if self.verdict else []
 
 
 class Progress(db.Model):

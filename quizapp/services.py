@@ -41,6 +41,7 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    VerdictView,
     username_key,
     utcnow,
 )
@@ -1431,7 +1432,7 @@ def variant_submissions(session: Session, variant: Variant) -> list[Submission]:
 
 
 @dataclass(frozen=True, slots=True)
-class SubmissionRow:
+class SubmissionRow(VerdictView):
     """A stored submission as plain values, read with SQLAlchemy Core (no ORM object, nothing
     kept in the session): what the exercise page lists and ``submit`` decides on.  Same field
     names, values and ``cells`` / ``message`` / ``mistake_messages`` as ``models.Submission``
@@ -1456,18 +1457,6 @@ class SubmissionRow:
     duplicate_of_id: int | None
     source: str
     created_at: datetime
-
-    @property
-    def cells(self) -> list[list[bool]] | None:
-        return self.verdict.get("cells") if self.verdict else None
-
-    @property
-    def message(self) -> str:
-        return str(self.verdict.get("message", "")) if self.verdict else ""
-
-    @property
-    def mistake_messages(self) -> list[str]:
-        return list(self.verdict.get("mistake_messages", [])) if self.verdict else []
 
 
 _SUBMISSION_ROWS = (
