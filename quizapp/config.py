@@ -69,10 +69,24 @@ class ConfigError(ValueError):
     line and exits with status 1."""
 
 
-def _truthy(value: str | None, default: bool = False) -> bool:
+#: What an on/off setting accepts (any case); anything else is a :class:`ConfigError`, so a typo
+#: such as ``QUIZAPP_RATELIMIT=enabled`` cannot silently turn a protection off.
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def flag(setting: str, value: str | None, default: bool = False) -> bool:
+    """The on/off setting ``setting`` from its text ``value``: ``TRUE_WORDS`` / ``FALSE_WORDS``
+    (any case, spaces ignored); None or blank gives ``default``.  Raises :class:`ConfigError`
+    naming the setting for anything else."""
     if value is None or value.strip() == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ConfigError(f"{setting} must be 1/true/yes/on or 0/false/no/off, got {value!r}")
 
 
 def default_instance_path() -> Path:
@@ -177,14 +191,19 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["QUIZAPP_EXERCISES"] = Path(exercises).resolve() if exercises else default_exercises_path()
     cfg["QUIZAPP_JOIN_CODE"] = over.get("QUIZAPP_JOIN_CODE", env.get("QUIZAPP_JOIN_CODE") or None)
     cfg["QUIZAPP_REGISTRATION"] = over.get(
-        "QUIZAPP_REGISTRATION", _truthy(env.get("QUIZAPP_REGISTRATION"), default=True)
+        "QUIZAPP_REGISTRATION", flag("QUIZAPP_REGISTRATION", env.get("QUIZAPP_REGISTRATION"), True)
     )
-    https = over.get("QUIZAPP_HTTPS", _truthy(env.get("QUIZAPP_HTTPS")))
+    https = over.get("QUIZAPP_HTTPS", flag("QUIZAPP_HTTPS", env.get("QUIZAPP_HTTPS")))
     cfg["QUIZAPP_HTTPS"] = bool(https)
 
     hosts = over.get("QUIZAPP_TRUSTED_HOSTS", env.get("QUIZAPP_TRUSTED_HOSTS"))
     if isinstance(hosts, str):
+        raw_hosts = hosts
         hosts = [h.strip() for h in hosts.split(",") if h.strip()]
+        if raw_hosts.strip() and not hosts:  # e.g. ",,": would mean "any host"
+            raise ConfigError(
+                f"QUIZAPP_TRUSTED_HOSTS must list host names separated by commas, got {raw_hosts!r}"
+            )
     cfg["TRUSTED_HOSTS"] = list(hosts) if hosts else None
 
     max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
@@ -216,7 +235,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         or env.get("QUIZAPP_RATELIMIT_STORAGE")
         or "memory://"
     )
-    cfg["RATELIMIT_ENABLED"] = _truthy(env.get("QUIZAPP_RATELIMIT"), default=True)
+    cfg["RATELIMIT_ENABLED"] = flag("QUIZAPP_RATELIMIT", env.get("QUIZAPP_RATELIMIT"), True)
     cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
     cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
     cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
@@ -254,9 +273,11 @@ def check_rate_limit(setting: str, value: Any) -> None:
     from limits import parse_many
 
     try:
-        parse_many(str(value))
+        items = parse_many(str(value))
     except ValueError:
+        items = []
+    if not items or any(item.amount < 1 for item in items):  # "0 per minute" locks everyone out
         raise ConfigError(
-            f"{setting} must be a rate limit such as '30 per minute' or '10 per 15 minutes', "
-            f"got {value!r}"
-        ) from None
+            f"{setting} must be a rate limit such as '30 per minute' or '10 per 15 minutes' "
+            f"(at least 1), got {value!r}"
+        )

@@ -5,20 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from sqlalchemy.exc import OperationalError
 
 from quizapp.config import ConfigError
 
 
 class _Group(click.Group):
     """A click group that reports a bad setting (:class:`quizapp.config.ConfigError`, raised
-    while a command builds the app) as one line, ``Error: configuration: ...``, with exit
-    status 1, instead of a traceback."""
+    while a command builds the app) as one line, ``Error: configuration: ...``, and a database
+    that cannot be reached or opened (SQLAlchemy's ``OperationalError``) as
+    ``Error: database: ...``, with exit status 1, instead of a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ConfigError as err:
             raise click.ClickException(f"configuration: {err}") from None
+        except OperationalError as err:  # cannot connect / open the database file
+            reason = str(getattr(err, "orig", None) or err).strip().splitlines()[0]
+            if reason.startswith("no such table"):
+                raise click.ClickException(
+                    f"database: {_shown_url(err)} has no tables yet ({reason}): run "
+                    f"`quizapp db upgrade` (or `quizapp serve`, which does it) first."
+                ) from None
+            raise click.ClickException(
+                f"database: cannot use {_shown_url(err)}: {reason}. Check DATABASE_URL (or QUIZAPP_INSTANCE for "
+                f"the default SQLite file) and that the database server is running."
+            ) from None
+
+
+def _shown_url(err: OperationalError) -> str:
+    """Which database failed: DATABASE_URL with its password hidden, or the default SQLite file."""
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        return "the SQLite file in the instance folder"
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "DATABASE_URL"
 
 
 @click.group(cls=_Group)

@@ -26,7 +26,10 @@ def _write(path: str, text: str) -> None:
     if path == "-":
         click.echo(text, nl=False)
         return
-    Path(path).write_text(text, encoding="utf-8", newline="")
+    try:
+        Path(path).write_text(text, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 @main.command("export-grades")
@@ -66,7 +69,13 @@ def export_grades(quiz_id: str | None, output: str) -> None:
                 n_lines += 1
         else:
             # With a byte order mark, as the download: Excel then reads accented names right.
-            with Path(output).open("w", encoding="utf-8-sig", newline="") as fh:
+            try:
+                fh = Path(output).open("w", encoding="utf-8-sig", newline="")
+            except OSError as exc:
+                raise click.ClickException(
+                    f"cannot write {output}: {exc.strerror or exc}"
+                ) from None
+            with fh:
                 n_lines = 0
                 for line in lines:
                     fh.write(line)

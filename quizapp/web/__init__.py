@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Flask
 from flask import Response as FlaskResponse
+from limits.errors import ConfigurationError as LimitsConfigurationError
 from sqlalchemy import bindparam, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
@@ -74,7 +75,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     all_kinds()
     instance = Path(config.pop("INSTANCE_PATH", None) or default_instance_path()).resolve()
-    instance.mkdir(parents=True, exist_ok=True)
+    try:
+        instance.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"QUIZAPP_INSTANCE: the instance folder {str(instance)!r} cannot be created "
+            f"({exc.strerror or exc})"
+        ) from None
     app = Flask(__name__, instance_path=str(instance), instance_relative_config=True)
     app.response_class = SafeTextResponse
     app.url_map.converters["int"] = BoundedIntConverter
@@ -84,7 +91,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     try:
         db.init_app(app)
-    except (ArgumentError, NoSuchModuleError) as exc:
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise ConfigError(
             f"DATABASE_URL is not a database URL SQLAlchemy can open "
             f"(sqlite:///path or postgresql+psycopg://user:password@host/db): {exc}"
@@ -93,7 +100,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(MIGRATIONS_DIR), render_as_batch=True)
     login_manager.init_app(app)
     csrf.init_app(app)
-    limiter.init_app(app)
+    try:
+        limiter.init_app(app)
+    except LimitsConfigurationError as exc:
+        raise ConfigError(
+            f"QUIZAPP_RATELIMIT_STORAGE_URI (or QUIZAPP_RATELIMIT_STORAGE) is not a storage the "
+            f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
+        ) from None
 
     from quizapp.web import api, auth, errors, security, student
 

@@ -31,6 +31,7 @@ from werkzeug.wrappers import Response as WResponse
 
 from quizapp import instructor as inst
 from quizapp import services
+from quizapp.config import flag
 from quizapp.models import Exercise, User, db
 from quizapp.web import display
 from quizapp.web.extensions import login_manager
@@ -505,6 +506,7 @@ def init_app(app: Any) -> None:
     import os
 
     if "QUIZAPP_STUDENT_LEADERBOARD" not in app.config:
-        value = os.environ.get("QUIZAPP_STUDENT_LEADERBOARD", "").strip().lower()
-        app.config["QUIZAPP_STUDENT_LEADERBOARD"] = value in {"1", "true", "yes", "on"}
+        app.config["QUIZAPP_STUDENT_LEADERBOARD"] = flag(
+            "QUIZAPP_STUDENT_LEADERBOARD", os.environ.get("QUIZAPP_STUDENT_LEADERBOARD")
+        )
     app.register_blueprint(public)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from quizapp import linalg
 from quizapp.bank.kinds import register_kind
@@ -634,9 +634,14 @@ class MultiHeadAttention(Kind):
         def _sizes(self) -> MultiHeadAttention.Params:
             if self.heads == 1 and self.ask == "concat":
                 raise ValueError("ask: concat needs at least 2 heads")
-            if self.heads == 1 and self.guard:
-                raise ValueError("guard: the multi-head mistakes need at least 2 heads")
             return self
+
+        @field_validator("guard")
+        @classmethod
+        def _guard_heads(cls, guard: list[str], info: ValidationInfo) -> list[str]:
+            if guard and info.data.get("heads") == 1:  # reported at guard's own line
+                raise ValueError("the multi-head mistakes need at least 2 heads (heads: 1)")
+            return guard
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
