@@ -394,9 +394,128 @@ _MD = _build()
 MAX_MARKDOWN = 200_000
 
 
+# A prompt's Markdown tables (numbers and row labels that change per seed) are most of the cost
+# of rendering it (markdown-it's table rule and inline tokenizer).  Each table block is rendered on
+# its own with its plain cells swapped for stand-in characters from Unicode's Supplementary Private
+# Use Area-A, so every table of one shape shares one parse; the text between tables is rendered as
+# usual.  A stand-in is, for markdown-it, a character of the same class as a letter or digit
+# (neither whitespace nor punctuation: emphasis flanking is unchanged), and a swapped cell holds
+# only letters, digits, spaces, "." and "," (no Markdown syntax, unchanged by HTML escaping), so
+# swapping it back into the HTML gives the same output as one full parse.
+_STANDIN_FIRST = 0xF0000
+_MAX_STANDINS = 4096
+_STANDIN_CHAR = re.compile("[\U000f0000-\U000ffffd]")
+_PLAIN = r"[A-Za-z0-9](?:[A-Za-z0-9 .,]*[A-Za-z0-9])?"
+_TABLE_CELL = re.compile(rf"(\*\*)({_PLAIN})\*\*|(-?)({_PLAIN})")
+_DELIMITER_ROW = re.compile(r"\|(?:[ \t]*:?-+:?[ \t]*\|)+")
+_UNSAFE_IN_TABLE = re.compile(r"[$`\\<>&\[\]!_~*]")
+# Constructs that can tie a later block to an earlier one (reference definitions, fences, lists
+# and block quotes that could go on past a blank line): with any of them before a table, or a
+# reference definition anywhere, the whole text is parsed at once instead.
+_REFERENCE_DEF = re.compile(r"^ {0,3}\[", re.M)
+_OPEN_CONTEXT = re.compile(r"^ *(?:[-+*>]|\d+[.)]|```|~~~)|^ {4}", re.M)
+
+
+def _table_blocks(text: str) -> list[tuple[str, bool]] | None:
+    """``text`` cut into blocks, each ``(source, is_table)``, joined by newlines, when it holds a
+    table that can be rendered on its own; None otherwise.  A table is a run of lines that begin
+    and end with ``|``, preceded and followed by a blank line (or the text's start/end), whose
+    second line is a delimiter row.  None as well when the text has ``$$`` (display math may span
+    lines), a carriage return, a stand-in character, a reference definition, or before its last
+    table a list, block quote, fence or indented line."""
+    if "|" not in text or "$$" in text or "\r" in text or _STANDIN_CHAR.search(text):
+        return None
+    if _REFERENCE_DEF.search(text):
+        return None
+    lines = text.split("\n")
+    blocks: list[tuple[str, bool]] = []
+    start = i = 0
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        if not (line.startswith("|") and line.endswith("|")):
+            i += 1
+            continue
+        j = i
+        while j < n and lines[j].startswith("|") and lines[j].endswith("|"):
+            j += 1
+        if (
+            j - i >= 2
+            and (i == 0 or lines[i - 1].strip() == "")
+            and (j == n or lines[j].strip() == "")
+            and _DELIMITER_ROW.fullmatch(lines[i + 1]) is not None
+        ):
+            before = "\n".join(lines[start:i])
+            if _OPEN_CONTEXT.search(before):
+                return None
+            blocks.append((before, False))
+            blocks.append(("\n".join(lines[i:j]), True))
+            start = j
+        i = j
+    if not blocks:
+        return None
+    blocks.append(("\n".join(lines[start:]), False))
+    return blocks
+
+
+def _table_skeleton(table: str) -> tuple[str, dict[str, str]]:
+    """A table block with its plain cells (``3``, ``-0.5``, ``**vet advice**``) swapped for
+    stand-ins, and the map from stand-in to the cell text it replaced."""
+    lines = table.split("\n")
+    values: dict[str, str] = {}
+    for k, row in enumerate(lines):
+        if k == 1 or _UNSAFE_IN_TABLE.search(row.replace("**", "")):
+            continue
+        out = []
+        for cell in row[1:-1].split("|"):
+            m = _TABLE_CELL.fullmatch(cell.strip())
+            if m is None or len(values) >= _MAX_STANDINS:
+                out.append(cell)
+                continue
+            mark = chr(_STANDIN_FIRST + len(values))
+            if m.group(1):
+                values[mark] = m.group(2)
+                swapped = "**" + mark + "**"
+            else:
+                values[mark] = m.group(4)
+                swapped = m.group(3) + mark
+            lead = cell[: len(cell) - len(cell.lstrip())]
+            trail = cell[len(cell.rstrip()) :]
+            out.append(lead + swapped + trail)
+        lines[k] = "|" + "|".join(out) + "|"
+    return "\n".join(lines), values
+
+
+@lru_cache(maxsize=512)
+def _render_skeleton(skeleton: str) -> str:
+    return _MD.render(skeleton)
+
+
+def _render_tables_fast(text: str) -> str | None:
+    """``_MD.render(text)`` with each table block rendered through the shared parse of its
+    skeleton, or None when the text is outside that case (see ``_table_blocks``) or a stand-in
+    does not come back exactly once."""
+    blocks = _table_blocks(text)
+    if blocks is None:
+        return None
+    parts = []
+    for source, is_table in blocks:
+        if not is_table:
+            parts.append(_MD.render(source) if source.strip() else "")
+            continue
+        skeleton, values = _table_skeleton(source)
+        out = _render_skeleton(skeleton)
+        marks = _STANDIN_CHAR.findall(out)
+        if len(marks) != len(values) or set(marks) != values.keys():
+            return None
+        parts.append(_STANDIN_CHAR.sub(lambda m, cells=values: cells[m.group()], out))
+    return "".join(parts)
+
+
 @lru_cache(maxsize=2048)
 def _render_cached(text: str) -> str:
-    return _MD.render(text)
+    fast = _render_tables_fast(text)
+    return fast if fast is not None else _MD.render(text)
 
 
 def render_markdown(text: str) -> str:
