@@ -163,6 +163,27 @@ def _quiz_groups(exercises: Sequence[Exercise], config: CourseConfig) -> dict[st
     return quizzes
 
 
+def _scope(
+    session: Session, quiz_id: str | None, config: CourseConfig | None
+) -> tuple[CourseConfig, list[Exercise], dict[str, GradebookQuiz]]:
+    """The gradebook's columns: the course config (default if None), the live exercises (of
+    ``quiz_id`` only if given) and their quiz groups.  Raises ``services.NotFound`` for an
+    unknown quiz."""
+    config = config or CourseConfig()
+    if quiz_id is not None:
+        get_quiz(session, quiz_id)
+    exercises = live_exercises(session, quiz_id)
+    return config, exercises, _quiz_groups(exercises, config)
+
+
+#: The students, in gradebook order (username key, then id): id and the three text columns.
+_ROSTER = (
+    select(User.id, User.username, User.display_name, User.email)
+    .where(User.role == "student")
+    .order_by(User.username_key, User.id)
+)
+
+
 def gradebook(
     session: Session, *, quiz_id: str | None = None, config: CourseConfig | None = None
 ) -> Gradebook:
@@ -172,17 +193,9 @@ def gradebook(
     student's ``best_points``; an excused cell counts neither earned nor available points.
     Raises ``services.NotFound`` for an unknown quiz.
     """
-    config = config or CourseConfig()
-    if quiz_id is not None:
-        get_quiz(session, quiz_id)
-    exercises = live_exercises(session, quiz_id)
-    quizzes = _quiz_groups(exercises, config)
+    config, exercises, quizzes = _scope(session, quiz_id, config)
     ids = [e.id for e in exercises]
-    students = session.execute(
-        select(User.id, User.username, User.display_name, User.email)
-        .where(User.role == "student")
-        .order_by(User.username_key, User.id)
-    ).all()
+    students = session.execute(_ROSTER).all()
     student_ids = {row[0] for row in students}
     wanted = set(ids)
     # Plain column tuples, not ORM objects (a class of 10,000 x 40 is 400,000 progress rows), and
@@ -335,11 +348,7 @@ def iter_gradebook_csv(
     and the ``csv`` writer.
     Raises ``services.NotFound`` for an unknown quiz (before the first line).
     """
-    config = config or CourseConfig()
-    if quiz_id is not None:
-        get_quiz(session, quiz_id)
-    exercises = live_exercises(session, quiz_id)
-    quizzes = _quiz_groups(exercises, config)
+    config, exercises, quizzes = _scope(session, quiz_id, config)
     ids = [e.id for e in exercises]
     columns = [(e.id, e.quiz_id, float(e.points)) for e in exercises]
     groups = list(quizzes.values())
@@ -348,11 +357,6 @@ def iter_gradebook_csv(
         select(Excusal.user_id, Excusal.exercise_id).where(Excusal.exercise_id.in_(ids))
     ):
         excused.setdefault(user_id, set()).add(exercise_id)
-    students = (
-        select(User.id, User.username, User.display_name, User.email)
-        .where(User.role == "student")
-        .order_by(User.username_key, User.id)
-    )
     cells = (
         select(User.id, Progress.exercise_id, Progress.best_points)
         .select_from(User)
@@ -360,7 +364,7 @@ def iter_gradebook_csv(
         .where(User.role == "student")
         .order_by(User.username_key, User.id)
     )
-    return _stream_lines(session, students, cells, groups, columns, excused, config)
+    return _stream_lines(session, _ROSTER, cells, groups, columns, excused, config)
 
 
 class _CellText(dict[Any, str]):

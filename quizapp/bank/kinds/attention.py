@@ -15,7 +15,7 @@ Conventions as in ``quizapp.linalg``: one query/key/value/token per row; softmax
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -595,8 +595,8 @@ class AttentionArgmax(Kind):
 
 #: Multi-head mistakes named when a variant tells them apart from the right answer (the kind does
 #: not redraw for them): each head's softmax down the columns, one head over all the columns.
-OPTIONAL_MULTI_HEAD = ("softmax_axis", "single_head", "single_head_sqrt_dk")
 GuardCode = Literal["softmax_axis", "single_head", "single_head_sqrt_dk"]
+OPTIONAL_MULTI_HEAD: tuple[str, ...] = get_args(GuardCode)
 
 
 @register_kind
