@@ -365,7 +365,10 @@ class _Parser:
         return self.tokens[self.i]
 
     def fail(self, what: str) -> InvalidAnswer:
-        return InvalidAnswer(f"{what} (in {_show(self.shown)}).")
+        shown = _show(self.shown)
+        if shown in what:  # "Unknown name 'x'" for the answer "x": say it once
+            return InvalidAnswer(f"{what}.")
+        return InvalidAnswer(f"{what} (in {shown}).")
 
     def parse(self) -> float:
         if self.tok.kind == "END":
