@@ -1596,3 +1596,136 @@ def quiz_summaries(
     for ex in exercises:
         by_quiz[ex.quiz_id].append(ExerciseSummary(ex, progress.get(ex.id)))
     return [QuizSummary(q, by_quiz[q.id]) for q in quizzes]
+
+
+# --------------------------------------------------------------------------------------------
+# The exercise page: the answer preview and where the exercise sits in its quiz
+
+
+@dataclass
+class PreviewResult:
+    """The outcome of :func:`preview_answer`: how the answer is read (``preview``, a
+    ``quizapp.bank.AnswerPreview``) on the student's variant (``bank_variant``, whose answer
+    form the page uses to show it)."""
+
+    preview: Any
+    bank_variant: BankVariant
+
+
+def preview_answer(
+    session: Session,
+    user: User,
+    exercise_id: str,
+    answer: Any,
+    *,
+    seed_secret: str | bytes,
+    variant: Variant | None = None,
+) -> PreviewResult:
+    """How ``answer`` would be read if ``user`` submitted it now to their current variant of
+    ``exercise_id``: the answer preview.  Reads only: no submission, no attempt, no progress, and
+    no variant is stored (a student who never opened the exercise gets the variant they will be
+    given, generated from the same seed and the exercise's current version).
+
+    ``answer`` is what :func:`submit` takes (text, or a grid of cell strings), checked the same
+    way: raises ``BadRequest`` for a malformed answer or a grid whose shape differs from the
+    form's (:func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden`` (quiz not
+    open yet).  Whether an attempt is left, or the quiz is closed, is not checked: a preview
+    costs nothing, and the submission says so.  ``variant``: the student's current variant when
+    the caller already loaded it (the web route does).
+    """
+    from quizapp.bank import AnswerPreview, derive_seed
+    from quizapp.bank import preview_answer as read_answer
+
+    answer = normalize_answer(answer)
+    exercise = get_exercise(session, exercise_id)
+    check_quiz_visible(exercise.quiz, user)
+    if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
+        variant = _current_variant(session, user.id, exercise.id)
+    if variant is not None:
+        bank_variant = generate_variant(variant)
+    else:
+        progress = get_progress(session, user, exercise)
+        number = progress.current_variant if progress else 1
+        seed = derive_seed(seed_secret, user.id, exercise.id, number)
+        try:
+            bank_variant = generate_preview(exercise, seed)
+        except ServiceError:
+            raise
+        except Exception as exc:
+            log.exception("cannot generate %s seed %s", exercise.id, seed)
+            raise Unavailable(
+                f"This exercise cannot be shown right now ({exc}); please tell your instructor."
+            ) from exc
+    check_grid_shape(bank_variant.answer_form, answer)
+    try:
+        preview = read_answer(bank_variant, answer)
+    except Exception:  # a reader bug must not be a 500: the submission would be invalid too
+        log.exception("preview failed for %s seed %s", exercise.id, bank_variant.seed)
+        preview = AnswerPreview(
+            "invalid", "This answer could not be read; please check its format."
+        )
+    return PreviewResult(preview=preview, bank_variant=bank_variant)
+
+
+@dataclass
+class QuizPosition:
+    """Where an exercise sits in its quiz, for the exercise page: the quiz's live exercises in
+    order with the student's progress on each (``exercises``) and the 0-based ``index`` of the
+    exercise among them."""
+
+    exercises: list[ExerciseSummary]
+    index: int
+
+    @property
+    def number(self) -> int:
+        """The exercise's 1-based number in the quiz ("exercise 3 of 9")."""
+        return self.index + 1
+
+    @property
+    def count(self) -> int:
+        return len(self.exercises)
+
+    @property
+    def previous(self) -> ExerciseSummary | None:
+        return self.exercises[self.index - 1] if self.index > 0 else None
+
+    @property
+    def next(self) -> ExerciseSummary | None:
+        return self.exercises[self.index + 1] if self.index + 1 < self.count else None
+
+    @property
+    def solved(self) -> int:
+        return sum(1 for e in self.exercises if e.status == "solved")
+
+    @property
+    def finished(self) -> int:
+        """Exercises solved or out of attempts."""
+        return sum(1 for e in self.exercises if e.status in ("solved", "out_of_attempts"))
+
+    @property
+    def points_earned(self) -> float:
+        return float(sum(e.best_points for e in self.exercises))
+
+    @property
+    def points_available(self) -> float:
+        return float(sum(e.exercise.points for e in self.exercises))
+
+
+_QUIZ_POSITION = (
+    select(Exercise, Progress)
+    .outerjoin(
+        Progress,
+        (Progress.exercise_id == Exercise.id) & (Progress.user_id == bindparam("uid")),
+    )
+    .where(Exercise.quiz_id == bindparam("qid"), Exercise.archived.is_(False))
+    .order_by(Exercise.position, Exercise.id)
+)
+
+
+def quiz_position(session: Session, user: User, exercise: Exercise) -> QuizPosition:
+    """The :class:`QuizPosition` of ``exercise`` for ``user``, in one query (the quiz's
+    non-archived exercises, ordered as on the quiz list, with the user's progress rows)."""
+    rows = session.execute(_QUIZ_POSITION, {"uid": user.id, "qid": exercise.quiz_id}).all()
+    summaries = [ExerciseSummary(ex, progress) for ex, progress in rows]
+    index = next((i for i, s in enumerate(summaries) if s.exercise.id == exercise.id), 0)
+    return QuizPosition(summaries, index)

@@ -66,6 +66,14 @@ def _expected_view(bank_variant: Any) -> dict[str, Any]:
     return {"text": text, "html": value_html}
 
 
+def _pick_view(bank_variant: Any) -> Any:
+    """The right option of a choice (its letter and text) or index exercise, for the solution."""
+    form = bank_variant.answer_form
+    if form.type not in ("choice", "index"):
+        return None
+    return display.expected_pick_html(form, bank_variant.expected)
+
+
 def render_exercise(
     exercise: Exercise,
     *,
@@ -73,13 +81,15 @@ def render_exercise(
     posted: str | list[list[str]] | None = None,
     error: str | None = None,
     status: int = 200,
+    preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
     """Render the exercise page for the signed-in student (their current variant).
 
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
     is computed from its submissions, which the page lists anyway (same figures as
-    ``services.variant_state``).
+    ``services.variant_state``).  ``preview`` (the no-JavaScript answer preview: ``via``,
+    ``status``, ``message``, ``html``) is shown under the form it came from.
     """
     user = _user()
     if result is not None:
@@ -142,6 +152,31 @@ def render_exercise(
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
+        # The second pass of the page (issue 15): where the exercise sits in its quiz, the
+        # answer preview, the last answer with its marks once the form is gone, picks shown as
+        # letters, and where the focus goes after a submit.
+        "position": services.quiz_position(db.session, user, exercise),
+        "preview": preview,
+        "preview_url": url_for(
+            "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
+        ),
+        "marked": display.marked_answer(
+            bank_variant.answer_form,
+            services.decode_raw_answer(current.answer_format, current.raw_answer),
+            current.parsed,
+            current.cells,
+            current.status,
+            bank_variant.context,
+        )
+        if current is not None and (state.finished or closed)
+        else None,
+        "expected_pick": _pick_view(bank_variant) if state.finished else None,
+        "answer_text": lambda sub: display.answer_text(
+            bank_variant.answer_form,
+            services.decode_raw_answer(sub.answer_format, sub.raw_answer),
+            bank_variant.context,
+        ),
+        "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
 
@@ -172,9 +207,43 @@ def _form_body_is_utf8() -> bool:
     return bool(g.get("form_utf8", True))
 
 
+def _previewing() -> bool:
+    """The form's "Check how it is read" button (the answer preview without JavaScript)."""
+    return request.method == "POST" and request.form.get("action") == "preview"
+
+
+def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, int]:
+    """The page with the answer preview of ``posted`` under its form; nothing is stored."""
+    via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            posted if posted is not None else "",
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            variant=variant,
+        )
+    except services.BadRequest as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=400)
+    view = {
+        "via": via,
+        "status": result.preview.status,
+        "message": result.preview.message,
+        "html": display.preview_html(result.preview, result.bank_variant.answer_form),
+    }
+    return render_exercise(exercise, posted=posted, preview=view)
+
+
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"], exempt_when=_previewing)
+@limiter.limit(
+    limit("QUIZAPP_LIMIT_PREVIEW"),
+    methods=["POST"],
+    scope="exercise-preview",
+    exempt_when=lambda: not _previewing(),
+)
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
     services.check_quiz_visible(exercise.quiz, _user())
@@ -191,9 +260,14 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             status=400,
         )
     posted = display.read_posted_answer(bank_variant.answer_form, request.form)
+    if _previewing():
+        return _preview(exercise, variant, posted)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
-            exercise, posted=posted, error="Type an answer before submitting.", status=400
+            exercise,
+            posted=posted,
+            error=display.empty_answer_message(bank_variant.answer_form),
+            status=400,
         )
     try:
         result = services.submit(
