@@ -219,7 +219,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
             {
                 "title": s.title,
                 "text": s.text,
-                "value": services._json_safe(s.value) if s.value is not None else None,
+                "value": services.json_safe(s.value) if s.value is not None else None,
             }
             for s in bank_variant.solution
         ]
@@ -333,7 +333,7 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
         raise ApiError(err.status, err.message) from None
     out = result.preview.to_dict()
     out["read_as_html"] = str(display.preview_html(result.preview, result.bank_variant.answer_form))
-    return jsonify(services._json_safe(out)), 200
+    return jsonify(services.json_safe(out)), 200
 
 
 @bp.route("/progress", methods=["GET"])
