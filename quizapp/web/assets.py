@@ -77,4 +77,7 @@ def init_app(app: Flask) -> None:
     if app.config.get("QUIZAPP_COMPRESS", True):
         from flask_compress import Compress
 
+        # Static files are sent as streams; Flask-Compress leaves gzip out of its streaming
+        # list by default, which would send them uncompressed to a gzip-only client.
+        app.config.setdefault("COMPRESS_ALGORITHM_STREAMING", ["zstd", "br", "gzip", "deflate"])
         Compress(app)
