@@ -627,7 +627,7 @@ def preview_html(preview: Any, form: Any) -> Markup:
             Markup('<span class="choice-letter">(')
             + choice_letter(k - 1)
             + Markup(")</span> ")
-            + markdown_html(text)
+            + inline_markdown_html(text)
         )
     if form.type == "index":
         return Markup(render_markdown(f"$${int(value)}$$"))
@@ -696,7 +696,7 @@ def expected_pick_html(form: Any, expected: Any) -> Markup:
             Markup('<span class="choice-letter">(')
             + choice_letter(k)
             + Markup(")</span> ")
-            + markdown_html(text)
+            + inline_markdown_html(text)
         )
     k = int(expected)
     labels = list(form.choices or form.col_labels or [])

@@ -10,7 +10,7 @@
   var say = function (el, text, bad) { el.textContent = text; el.classList.toggle("bad", !!bad); };
 
   function markScrollers() {
-    $$(".math-display,.table-wrap,.prompt,.hints,.solution").forEach(function (box) {
+    $$(".math-display,.table-wrap,.prompt,.hints,.solution,.chart").forEach(function (box) {
       var ours = box.dataset.scroller, wide = box.scrollWidth > box.clientWidth + 1;
       if (wide && !ours && !box.hasAttribute("tabindex") &&
           !$("a[href],button,input,select,textarea,[tabindex]", box)) {
