@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer_group
 
 from quizapp import services
 from quizapp.instructor.gradebook import fmt_points
@@ -92,6 +92,11 @@ class RegradeSummary:
     changes: list[SubmissionChange] = field(default_factory=list)
     progress_changes: list[ProgressChange] = field(default_factory=list)
     regrade_id: int | None = None
+    #: variants whose stored answer key (expected answer, tolerance) the current version changes
+    rekeyed: int = 0
+    #: variants the current version cannot key ("username, variant N: why"); their submissions
+    #: are left as they were
+    unkeyable: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -112,6 +117,8 @@ class RegradeSummary:
             "changed": self.changed,
             "changes": [c.to_dict() for c in self.changes],
             "progress_changes": [c.to_dict() for c in self.progress_changes],
+            "rekeyed": self.rekeyed,
+            "unkeyable": list(self.unkeyable),
         }
 
     @classmethod
@@ -126,6 +133,8 @@ class RegradeSummary:
             changes=[SubmissionChange(**c) for c in data.get("changes", [])],
             progress_changes=[ProgressChange(**c) for c in data.get("progress_changes", [])],
             regrade_id=regrade_id,
+            rekeyed=int(data.get("rekeyed", 0)),
+            unkeyable=[str(u) for u in data.get("unkeyable", [])],
         )
 
     def text(self) -> str:
@@ -143,6 +152,13 @@ class RegradeSummary:
             )
             + "."
         ]
+        if self.rekeyed:
+            lines.append(
+                f"  {self.rekeyed} variants graded with a new answer key (from the numbers each "
+                "student saw; nothing is drawn again)."
+            )
+        for u in self.unkeyable:
+            lines.append(f"  not regraded: {u}")
         for c in self.changes:
             lines.append(
                 f"  submission {c.submission_id} ({c.username}, variant {c.variant_number}): "
@@ -202,25 +218,35 @@ def regrade_exercise(
     dry_run: bool = False,
     started_by: User | None = None,
 ) -> RegradeSummary:
-    """Re-grade every stored submission of ``exercise_id`` against its current version.
+    """Grade every stored submission of ``exercise_id`` again, against the numbers each student
+    saw, with the answer key of the exercise's current version.
 
     In ONE write transaction (``BEGIN IMMEDIATE`` on SQLite: no submission can slip in between):
 
-    1. each variant is regenerated from its stored seed with the exercise's CURRENT version (the
-       variant moves to that version);
+    1. each variant's stored record (``variants.record``: what the student was shown) is keyed
+       by the current version (``quizapp.bank.Exercise.rekey``): same numbers; the current
+       tolerance and partial credit; for ``expression`` exercises the expected answer computed
+       again from the stored values under the current ``answer``.  Nothing is drawn again; a
+       variant whose key changes gets the new key stored (its worked solution follows) and
+       ``rekeyed_at`` set.  A variant the current version cannot key (its ``answer`` names a
+       variable the variant lacks) is listed in ``unkeyable`` and its submissions left alone;
     2. every graded submission (one that used an attempt and is not an identical resubmission) is
        graded again with ``quizapp.bank.grade_answer``; identical resubmissions take their
        original's new verdict; invalid answers (which used no attempt) are left as they were.
        Attempts used never change (an answer now unreadable keeps its attempt, with score 0);
-    3. a changed submission keeps its previous verdict, score, points, mistakes and version in
+    3. a changed submission keeps its previous verdict, score, points and mistakes in
        ``verdict_history``;
     4. each student's progress row is recomputed from their variant-1 submissions (best score and
        when it was first reached, solved at), and each variant's ``finished_at`` (solved, or out
        of attempts); the previous values are kept in the ``regrades`` row's summary.
 
-    ``dry_run`` computes the same summary and rolls everything back.  Raises ``services.NotFound``
-    for an unknown exercise or one without a synced version.
+    ``dry_run`` computes the same summary (every verdict that would change, per student) and
+    rolls everything back.  Raises ``services.NotFound`` for an unknown exercise or one without a
+    synced version, ``services.Unavailable`` when the current version does not load.
     """
+    from quizapp.bank import BankError
+    from quizapp.bank.stored import freeze
+    from quizapp.page import render_page
     from quizapp.services import decode_raw_answer
 
     exercise = services.get_exercise(session, exercise_id, include_archived=True)
@@ -228,6 +254,10 @@ def regrade_exercise(
     if version is None:
         raise services.NotFound(f"Exercise {exercise.id} has no synced version.")
     ex_id, version_id, version_hash = exercise.id, version.id, version.content_hash
+    try:
+        current = services.bank_exercise(ex_id, version_hash, version.source)
+    except BankError as exc:
+        raise services.Unavailable(f"The current version of {ex_id} does not load: {exc}") from exc
     started_by_id = started_by.id if started_by is not None else None
 
     services.begin_write(session)
@@ -235,6 +265,7 @@ def regrade_exercise(
         exercise = session.get(Exercise, ex_id)
         assert exercise is not None
         points_each = float(exercise.points)
+        now = services.utcnow()
         summary = RegradeSummary(ex_id, version_hash, dry_run)
         regrade = Regrade(
             exercise_id=ex_id, version_id=version_id, started_by_id=started_by_id, summary={}
@@ -251,7 +282,10 @@ def regrade_exercise(
         )
         variants = list(
             session.scalars(
-                select(Variant).where(Variant.exercise_id == ex_id).order_by(Variant.id)
+                select(Variant)
+                .options(undefer_group("stored"))
+                .where(Variant.exercise_id == ex_id)
+                .order_by(Variant.id)
             )
         )
         subs_by_variant: dict[int, list[Submission]] = defaultdict(list)
@@ -263,7 +297,29 @@ def regrade_exercise(
         new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
         for variant in variants:
             subs = subs_by_variant.get(variant.id, [])
-            bank_variant = services.generate_preview(exercise, int(variant.seed)) if subs else None
+            stored = services.stored_variant(variant)
+            kind = str(variant.record.get("kind", exercise.kind))
+            try:
+                keyed = current.rekey(stored, kind)
+            except BankError as exc:
+                summary.unkeyable.append(
+                    f"{usernames.get(variant.user_id, '?')}, variant {variant.variant_number}: "
+                    f"{exc.message if hasattr(exc, 'message') else exc}"
+                )
+                continue
+            record = {**freeze(keyed), "kind": kind}
+            if record != variant.record:
+                summary.rekeyed += 1
+                if not dry_run:
+                    fresh = render_page(keyed)
+                    variant.page = {
+                        **variant.page,
+                        "solution": fresh["solution"],
+                        "expected_text": fresh["expected_text"],
+                        "expected_html": fresh["expected_html"],
+                    }
+                    variant.record = record
+                    variant.rekeyed_at = now
             for s in subs:
                 if s.duplicate_of_id is not None:
                     original = new_by_id.get(s.duplicate_of_id)
@@ -281,7 +337,7 @@ def regrade_exercise(
                 else:
                     answer = decode_raw_answer(s.answer_format, s.raw_answer)
                     vdict, score, status, codes, parsed = _verdict_payload(
-                        _grade_safely(bank_variant, answer)
+                        _grade_safely(keyed, answer)
                     )
                     new_by_id[s.id] = (vdict, score, status, codes, parsed)
                     summary.regraded += 1
@@ -305,7 +361,7 @@ def regrade_exercise(
                             list(codes),
                         )
                     )
-                if verdict_changed or s.version_id != version_id or vdict != s.verdict:
+                if verdict_changed or vdict != s.verdict:
                     if not dry_run:
                         session.add(
                             VerdictHistory(
@@ -325,10 +381,9 @@ def regrade_exercise(
                     s.points = round(score * points_each, 6)
                     s.mistakes = codes
                     s.parsed = parsed
-                    s.version_id = version_id
-            variant.version_id = version_id
             _recompute_finished(variant, subs, int(exercise.attempts))
 
+        summary.changes.sort(key=lambda c: (c.username, c.variant_number, c.submission_id))
         for p in session.scalars(select(Progress).where(Progress.exercise_id == ex_id)):
             v1 = next(
                 (v for v in variants if v.user_id == p.user_id and v.variant_number == 1), None
