@@ -521,3 +521,45 @@ def test_the_upgrade_refuses_a_variant_with_submissions_that_no_longer_generates
         columns = {c["name"] for c in sa.inspect(conn).get_columns("variants")}
         assert "record" not in columns
         assert conn.execute(sa.text("SELECT count(*) FROM submissions")).scalar() == 1
+
+
+def test_the_regrade_example_of_docs_live_course_is_what_the_command_prints(
+    app, tmp_path, db_url, monkeypatch
+) -> None:
+    """docs/live-course.md shows a dry run of fixing a wrong key: the same scenario here gives
+    the same lines (the version hash and the lines shown as ``...`` aside)."""
+    from click.testing import CliRunner
+
+    from quizapp.cli import main
+
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: 2 * (transpose(A) @ y)")
+    sync(app)
+    add_user(app, "ana")
+    add_user(app, "ben")
+
+    def right(name: str) -> np.ndarray:
+        values = variant_values(app, name, MAPS_BACK)
+        return np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+
+    submit(app, "ana", MAPS_BACK, text_of(2 * right("ana")))
+    submit(app, "ben", MAPS_BACK, text_of(right("ben")))
+    submit(app, "ben", MAPS_BACK, "9, 9, 9")
+    _edit(app, MAPS_BACK, "answer: 2 * (transpose(A) @ y)", "answer: transpose(A) @ y")
+    sync(app)
+    doc = (EXERCISES.parent / "docs" / "live-course.md").read_text(encoding="utf-8")
+    block = doc.split("```console\n", 1)[1].split("```", 1)[0]
+    commands = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+    assert commands[0] == f"quizapp regrade {MAPS_BACK} --dry-run"
+    shown = block.split("\n$ ")[0].splitlines()[1:]
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("QUIZAPP_INSTANCE", str(tmp_path / "instance"))
+    monkeypatch.setenv("QUIZAPP_EXERCISES", str(app.config["QUIZAPP_EXERCISES"]))
+    monkeypatch.setenv("QUIZAPP_SEED_SECRET", SEED_SECRET)
+    result = CliRunner().invoke(main, commands[0].split()[1:])
+    assert result.exit_code == 0, result.output
+    printed = result.output.splitlines()
+    for line in shown:
+        if line.strip() == "...":
+            continue
+        regex = re.escape(line).replace(re.escape("..."), "[0-9a-f]+")
+        assert any(re.fullmatch(regex, out) for out in printed), (line, printed)
