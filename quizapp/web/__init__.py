@@ -188,6 +188,7 @@ def _load_user(user_id: str) -> User | None:
 
 
 def _register_template_helpers(app: Flask) -> None:
+    from quizapp import page
     from quizapp.web import display
 
     # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
@@ -198,9 +199,9 @@ def _register_template_helpers(app: Flask) -> None:
     # the newline after it are dropped (the exercise page is ~10% lighter).
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
-    app.jinja_env.filters["num"] = display.format_number
-    app.jinja_env.filters["markdown"] = display.markdown_html
-    app.jinja_env.filters["mathml"] = display.value_html
+    app.jinja_env.filters["num"] = page.format_number
+    app.jinja_env.filters["markdown"] = page.markdown_html
+    app.jinja_env.filters["mathml"] = page.value_html
     app.jinja_env.filters["reflow"] = display.reflow
     app.jinja_env.filters["breakable"] = display.breakable
 

@@ -160,7 +160,7 @@ def quizzes() -> Response:
     return jsonify({"quizzes": [q.to_dict() for q in summaries]})
 
 
-def _form_json(form: Any) -> dict[str, Any]:
+def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
@@ -168,7 +168,7 @@ def _form_json(form: Any) -> dict[str, Any]:
         out["given"] = form.given
     if form.type == "choice":
         out["choices"] = list(form.choices or [])
-        out["choices_html"] = [str(display.markdown_html(c)) for c in form.choices or []]
+        out["choices_html"] = list(page.get("choices_html") or [])
         out["choice_base"] = display.CHOICE_BASE
     for key in ("row_labels", "col_labels", "unknowns"):
         if getattr(form, key, None):
@@ -194,16 +194,19 @@ def _submission_json(sub: Any) -> dict[str, Any]:
 
 
 def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
-    bank_variant = services.generate_variant(variant)
+    """The stored variant as the API shows it (never drawn or rendered again)."""
+    bank_variant = services.stored_variant(variant)
+    page = variant.page
     state = services.variant_state(db.session, variant)
     out: dict[str, Any] = {
         "exercise_id": exercise.id,
+        "variant_id": variant.id,
         "title": bank_variant.title,
         "variant_number": variant.variant_number,
         "points": exercise.points,
         "prompt": bank_variant.prompt,
-        "prompt_html": str(display.markdown_html(bank_variant.prompt)),
-        "answer_form": _form_json(bank_variant.answer_form),
+        "prompt_html": page["prompt_html"],
+        "answer_form": _form_json(bank_variant.answer_form, page),
         "hints": list(bank_variant.hints or []),
         "attempts": state.attempts,
         "attempts_left": state.attempts_left,
@@ -212,9 +215,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "practice_available": state.finished and exercise.practice,
     }
     if state.finished:
-        from quizapp.bank import expected_answer_text
-
-        out["expected"] = expected_answer_text(bank_variant)
+        out["expected"] = page["expected_text"]
         out["solution"] = [
             {
                 "title": s.title,
@@ -268,16 +269,21 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     )
 
 
-def _answer_body() -> str | list[list[Any]]:
-    """The answer of a submission's JSON body: ``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``
-    (exactly one of them, nothing else); ApiError 400 otherwise."""
+def _answer_body() -> tuple[str | list[list[Any]], int | None]:
+    """The answer of a submission's JSON body, ``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``
+    (exactly one of them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
     body = _json_body()
     keys = {"answer", "cells"} & set(body)
     if len(keys) != 1:
         raise ApiError(
             400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
         )
-    extra = set(body) - {"answer", "cells"}
+    for_variant = body.get("variant_id")
+    if for_variant is not None and (
+        isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
+    ):
+        raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
+    extra = set(body) - {"answer", "cells", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
     if "answer" in body:
@@ -288,16 +294,18 @@ def _answer_body() -> str | list[list[Any]]:
         answer = body["cells"]
         if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
             raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
-    return answer
+    return answer, for_variant
 
 
 @bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
 @authenticated
 def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` -> 201 verdict + attempts left + points."""
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
+    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
+    and uses no attempt) -> 201 verdict + attempts left + points."""
     exercise = _exercise(quiz_id, name)
-    answer = _answer_body()
+    answer, for_variant = _answer_body()
     try:
         result = services.submit(
             db.session,
@@ -306,6 +314,7 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
             answer,
             seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
             source="api",
+            for_variant=for_variant,
         )
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
@@ -320,7 +329,7 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
     "read_as", "read_as_html", "message", "cells", "invalid_cell"}``, how the answer would be
     read on my current variant.  Stores nothing and uses no attempt (docs/answer-syntax.md)."""
     exercise = _exercise(quiz_id, name)
-    answer = _answer_body()
+    answer, for_variant = _answer_body()
     try:
         result = services.preview_answer(
             db.session,
@@ -328,11 +337,14 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
             exercise.id,
             answer,
             seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            for_variant=for_variant,
         )
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     out = result.preview.to_dict()
-    out["read_as_html"] = str(display.preview_html(result.preview, result.bank_variant.answer_form))
+    out["read_as_html"] = str(
+        display.preview_html(result.preview, result.bank_variant.answer_form, result.choices_html)
+    )
     return jsonify(services.json_safe(out)), 200
 
 

@@ -19,6 +19,7 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
+from quizapp.page import page_markup
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -48,30 +49,13 @@ def progress() -> str:
     )
 
 
-def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    return display.solution_steps(bank_variant)
-
-
-def _expected_view(bank_variant: Any) -> dict[str, Any]:
-    from quizapp.bank import expected_answer_text
-
-    try:
-        text = expected_answer_text(bank_variant)
-    except Exception:  # a kind without a canonical text: show the value only
-        text = ""
-    form = bank_variant.answer_form
-    value_html = None
-    if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
-        value_html = display.value_html(bank_variant.expected)
-    return {"text": text, "html": value_html}
-
-
-def _pick_view(bank_variant: Any) -> Any:
-    """The right option of a choice (its letter and text) or index exercise, for the solution."""
-    form = bank_variant.answer_form
+def _pick_view(stored: Any, choices_html: Any) -> Any:
+    """The right option of a choice (its letter and stored text) or index exercise, for the
+    worked solution; None for other forms."""
+    form = stored.answer_form
     if form.type not in ("choice", "index"):
         return None
-    return display.expected_pick_html(form, bank_variant.expected)
+    return display.expected_pick_html(form, stored.expected, choices_html)
 
 
 def render_exercise(
@@ -97,7 +81,10 @@ def render_exercise(
     else:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    # What the student is shown was rendered when the variant was created (never again).
+    page = page_markup(variant.page)
+    stored = services.stored_variant(variant)
+    form = stored.answer_form
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -122,7 +109,8 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     form_view = display.build_form_view(
-        bank_variant.answer_form,
+        form,
+        choices_html=page["choices"],
         answer=answer,
         cells=cells,
         invalid_cell=invalid_cell,
@@ -136,9 +124,9 @@ def render_exercise(
         "exercise": exercise,
         "quiz": quiz,
         "variant": variant,
-        "bank_variant": bank_variant,
-        "prompt_html": display.markdown_html(bank_variant.prompt),
-        "hints": [display.markdown_html(h) for h in (bank_variant.hints or [])],
+        "title": page["title"],
+        "prompt_html": page["prompt_html"],
+        "hints": page["hints"],
         "state": state,
         "submissions": list(reversed(submissions)),
         "current": current,
@@ -147,8 +135,8 @@ def render_exercise(
         "error": error,
         "closed": closed,
         "finished": state.finished,
-        "solution": _solution_view(bank_variant) if state.finished else None,
-        "expected": _expected_view(bank_variant) if state.finished else None,
+        "solution": page["solution"] if state.finished else None,
+        "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
@@ -161,20 +149,19 @@ def render_exercise(
             "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
         ),
         "marked": display.marked_answer(
-            bank_variant.answer_form,
+            form,
             services.decode_raw_answer(current.answer_format, current.raw_answer),
             current.parsed,
             current.cells,
             current.status,
-            bank_variant.context,
+            stored.context,
+            page["choices"],
         )
         if current is not None and (state.finished or closed)
         else None,
-        "expected_pick": _pick_view(bank_variant) if state.finished else None,
+        "expected_pick": _pick_view(stored, page["choices"]) if state.finished else None,
         "answer_text": lambda sub: display.answer_text(
-            bank_variant.answer_form,
-            services.decode_raw_answer(sub.answer_format, sub.raw_answer),
-            bank_variant.context,
+            form, services.decode_raw_answer(sub.answer_format, sub.raw_answer), stored.context
         ),
         "focus_verdict": result is not None and error is None,
     }
@@ -207,6 +194,13 @@ def _form_body_is_utf8() -> bool:
     return bool(g.get("form_utf8", True))
 
 
+def _posted_variant_id() -> int | None:
+    """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
+    None when the form did not say (an old page, a hand-made request)."""
+    raw = request.form.get("variant", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
 def _previewing() -> bool:
     """The form's "Check how it is read" button (the answer preview without JavaScript)."""
     return request.method == "POST" and request.form.get("action") == "preview"
@@ -223,14 +217,17 @@ def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, in
             posted if posted is not None else "",
             seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
             variant=variant,
+            for_variant=_posted_variant_id(),
         )
-    except services.BadRequest as err:
-        return render_exercise(exercise, posted=posted, error=err.message, status=400)
+    except (services.BadRequest, services.Conflict) as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
     view = {
         "via": via,
         "status": result.preview.status,
         "message": result.preview.message,
-        "html": display.preview_html(result.preview, result.bank_variant.answer_form),
+        "html": display.preview_html(
+            result.preview, result.bank_variant.answer_form, result.choices_html
+        ),
     }
     return render_exercise(exercise, posted=posted, preview=view)
 
@@ -251,7 +248,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    form = services.stored_variant(variant).answer_form
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
@@ -259,14 +256,15 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
-    posted = display.read_posted_answer(bank_variant.answer_form, request.form)
+    posted = display.read_posted_answer(form, request.form)
     if _previewing():
         return _preview(exercise, variant, posted)
+    for_variant = _posted_variant_id()
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             exercise,
             posted=posted,
-            error=display.empty_answer_message(bank_variant.answer_form),
+            error=display.empty_answer_message(form),
             status=400,
         )
     try:
@@ -278,6 +276,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             seed_secret=secret,
             source="web",
             variant=variant,
+            for_variant=for_variant,
         )
     except services.BadRequest as err:
         return render_exercise(exercise, posted=None, error=err.message, status=400)
