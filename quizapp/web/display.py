@@ -488,14 +488,14 @@ def answer_text(form: Any, answer: Any, context: Any = None) -> str:
     return "\n".join("  ".join(str(c) for c in row) for row in answer)
 
 
-_BREAK_AFTER = re.compile(r"([,;\]])(?=\S)")
+_BREAK_AFTER = re.compile(r"(?<=[,;\]])(?=\S)")
 
 
 def breakable(text: str) -> Markup:
     """``text`` escaped, with a line-break opportunity (``<wbr>``) after each comma, semicolon and
     closing bracket, so a narrow table cell wraps a long answer between numbers, never inside
     one (``-0.7`` is never split into ``-0.`` / ``7``)."""
-    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(text))))
+    return Markup("<wbr>").join(escape(part) for part in _BREAK_AFTER.split(str(text)))
 
 
 def _unwrap_paragraph(html: Any) -> Markup:
