@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, joinedload, scoped_session
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
+from quizapp import signals
 from quizapp.models import (
     USERNAME_MAX,
     ApiToken,
@@ -1214,7 +1215,8 @@ def submit(
       attempt and gets the earlier verdict (stored with ``duplicate_of_id``);
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
-    - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``.
+    - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``.
 
     Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
@@ -1355,6 +1357,11 @@ def submit(
         session.commit()
     finally:
         real.expire_on_commit = keep
+    if not variant.is_practice and used:
+        # After the commit: receivers (the LMS grade queue) see the stored attempt.
+        signals.score_changed.send(
+            session, user_id=user_id, exercise_id=exercise.id, quiz_id=exercise.quiz_id
+        )
     return SubmitResult(
         submission=row,
         variant=variant,
