@@ -24,6 +24,7 @@ its own RSA key, signs real id_tokens, and serves what Canvas or Moodle serve to
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import threading
@@ -65,6 +66,11 @@ def sign(claims: dict[str, Any], key: jwk.JWK, header: dict[str, Any] | None = N
     """A JWS compact serialization of ``claims`` signed RS256 with ``key`` (header: alg, typ,
     kid, then ``header``'s entries)."""
     head = {"alg": "RS256", "typ": "JWT", "kid": key.get("kid"), **(header or {})}
+    if not str(head["alg"]).startswith("RS"):
+        # A token claiming another algorithm (HS256, none, ...): what an attacker would send.
+        part = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()  # noqa: E731
+        tail = "" if head["alg"] == "none" else part(b"not-a-signature")
+        return f"{part(json.dumps(head).encode())}.{part(json.dumps(claims).encode())}.{tail}"
     token = jws.JWS(json.dumps(claims).encode())
     token.add_signature(key, alg=head["alg"], protected=json.dumps(head))
     return token.serialize(compact=True)
