@@ -205,7 +205,7 @@ class Platform:
     def _create_lineitem(self, context_id: str, body: dict[str, Any]) -> str:
         with self._lock:
             self.lineitem_creates += 1
-            item_id = f"{self.url}/{context_id}/lineitems/{len(self.lineitems) + 1}"
+            item_id = f"{self.url}/{context_id}/lineitems/{self.lineitem_creates}"
             self.lineitems[item_id] = {**body, "id": item_id, "_context": context_id}
             self.scores[item_id] = []
         return item_id
