@@ -15,9 +15,9 @@ from test_web_support import bank_available, synced_app
 
 from quizapp import instructor as inst
 from quizapp import services
-from quizapp.instructor import totals
 from quizapp.lti.scores import lms_score, parse_resource_id, resource_id
 from quizapp.models import Exercise, ScoreTotal, db
+from quizapp.services import totals
 
 pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 

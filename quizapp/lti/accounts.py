@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from quizapp import services
 from quizapp.lti.models import LtiMember, LtiUser
 from quizapp.models import USERNAME_MAX, User, username_key, utcnow
+from quizapp.services.text import BIDI_CONTROLS, DISPLAY_NAME_MAX
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
 #: Role URIs (LTI 1.3 appendix A.2) that make an account an instructor; sub-roles of
@@ -62,16 +63,16 @@ def role_of(roles: Iterable[str] | None) -> str:
 
 def clean_display_name(text: Any) -> str:
     """The LMS's name as a display name: characters ``services.name_problem`` refuses dropped,
-    spaces collapsed, cut to ``services.DISPLAY_NAME_MAX``."""
+    spaces collapsed, cut to ``DISPLAY_NAME_MAX``."""
     if not isinstance(text, str):
         return ""
     kept = "".join(
         ch
         for ch in text
-        if ch not in services.BIDI_CONTROLS
+        if ch not in BIDI_CONTROLS
         and unicodedata.category(ch) not in ("Cc", "Cs", "Cf", "Co", "Cn")
     )
-    return " ".join(kept.split())[: services.DISPLAY_NAME_MAX]
+    return " ".join(kept.split())[:DISPLAY_NAME_MAX]
 
 
 def name_from_claims(claims: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ nowhere else, from the same rows as the scoreboard and gradebook:
   of one exercise are never reported separately, only the graded one's best);
 - a quiz's points are the sum over its **live** exercises (exercise and quiz not archived) that
   the student is **not excused** from; excused exercises leave the available points as well,
-  exactly as ``score_totals`` (``quizapp.instructor.totals``) and the gradebook count them;
+  exactly as ``score_totals`` (``quizapp.services.totals``) and the gradebook count them;
 - ``scoreGiven`` = points earned, ``scoreMaximum`` = points available to this student.  The
   line item's own maximum is the quiz's points (set when it was deep-linked); when an excusal
   lowers ``scoreMaximum``, the LMS scales ``scoreGiven / scoreMaximum`` to its column (AGS 2.0,
