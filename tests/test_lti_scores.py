@@ -51,7 +51,7 @@ def test_lms_score_matches_totals_and_gradebook(tmp_path: Path, db_url: str) -> 
                 services.submit(db.session, user, ex.id, "1", seed_secret=secret)
         # s0 solves the 2x2 system (full points there).
         two = db.session.get(Exercise, TWO)
-        v = services.generate_variant(
+        v = services.stored_variant(
             services.get_or_create_variant(db.session, users[0], two, secret)
         )
         x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))

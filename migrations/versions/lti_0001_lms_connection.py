@@ -2,7 +2,7 @@
 members, links, line items and the grade queue
 
 Revision ID: lti_0001
-Revises: instructor_0002
+Revises: 0002_stored_variants
 Create Date: 2026-12-01 09:00:00
 
 Models: quizapp/lti/models.py (what each table guarantees is in its docstring).
@@ -14,7 +14,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "lti_0001"
-down_revision = "instructor_0002"
+down_revision = "0002_stored_variants"
 branch_labels = None
 depends_on = None
 
