@@ -460,3 +460,42 @@ def test_platform_key_rotation_is_followed(tool: Tool, platform: Platform) -> No
     assert resp.status_code == 302, resp.text[:800]
     cached = tool.query(lambda s: s.scalars(select(LtiRegistration)).one().platform_jwks)
     assert cached["keys"][0]["kid"] == platform.key.get("kid")
+
+
+def test_link_to_a_quiz_that_does_not_exist_says_so(tool: Tool, platform: Platform) -> None:
+    link = platform.add_link(COURSE, "Old link", {"quizapp_quiz": "no-such-quiz"})
+    resp = tool.launch(requests.Session(), "student-1", resource(link))
+    assert resp.status_code == 200, resp.text[:800]
+    assert "the quiz 'no-such-quiz', which does not exist here" in html.unescape(resp.text)
+
+
+def test_deactivated_account_is_not_signed_in(tool: Tool, platform: Platform) -> None:
+    from sqlalchemy import update
+
+    link = quiz_link(platform)
+    assert tool.launch(requests.Session(), "student-1", resource(link)).status_code == 302
+
+    def deactivate(s: Any) -> None:
+        s.execute(update(User).where(User.username == "student-1").values(active=False))
+        s.commit()
+
+    tool.query(deactivate)
+    resp = tool.launch(requests.Session(), "student-1", resource(link))
+    refused(resp, 403, "account is deactivated")
+
+
+def test_worker_settings_are_checked(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_web_support import make_app
+
+    from quizapp.config import ConfigError
+
+    monkeypatch.setenv("QUIZAPP_LTI_POLL", "0")
+    with pytest.raises(ConfigError, match="QUIZAPP_LTI_POLL must be the seconds"):
+        make_app(tmp_path)
+    monkeypatch.setenv("QUIZAPP_LTI_POLL", "5")
+    monkeypatch.setenv("QUIZAPP_LTI_WORKER", "maybe")
+    with pytest.raises(ConfigError, match="QUIZAPP_LTI_WORKER must be"):
+        make_app(tmp_path)
+    monkeypatch.setenv("QUIZAPP_LTI_WORKER", "0")
+    state = make_app(tmp_path).extensions["quizapp_lti"]
+    assert state.worker_enabled is False and state.poll == 5.0

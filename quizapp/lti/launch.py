@@ -817,9 +817,7 @@ def _record_launch(
         if link is None:
             link = LtiLink(context_id=ctx.id, resource_link_id=link_claim["id"][:LTI_ID_MAX])
             session.add(link)
-        if quiz_id or exercise_id:
-            link.quiz_id, link.exercise_id = quiz_id, exercise_id
-        else:
+        if not (quiz_id or exercise_id):
             quiz_id, exercise_id = link.quiz_id, link.exercise_id
         if isinstance(link_claim.get("title"), str):
             link.title = link_claim["title"][:LTI_ID_MAX]
@@ -827,6 +825,8 @@ def _record_launch(
     result.problem = _check_target(session, quiz_id, exercise_id)
     if result.problem is None:
         result.quiz_id, result.exercise_id = quiz_id, exercise_id
+        if link is not None:  # only a quiz or exercise that exists (foreign keys)
+            link.quiz_id, link.exercise_id = quiz_id, exercise_id
     session.flush()
     if ctx is not None and result.problem is None:
         rid = resource_id(quiz_id=quiz_id) if quiz_id else resource_id(exercise_id=exercise_id)

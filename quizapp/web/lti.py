@@ -23,6 +23,7 @@ and over HTTPS that session's cookie is ``SameSite=None; Secure`` so the frame k
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,7 +49,7 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from quizapp import services, signals
-from quizapp.config import flag
+from quizapp.config import ConfigError, flag
 from quizapp.lti import grades, keys, registry, roster, toolconfig
 from quizapp.lti import launch as flow
 from quizapp.lti.http import TimeoutSession
@@ -80,19 +81,17 @@ class LtiState:
 
     def __init__(self, app: Flask) -> None:
         self.app = app
-        self.worker_enabled = flag(
-            "QUIZAPP_LTI_WORKER", _text(app.config.get("QUIZAPP_LTI_WORKER")), True
-        )
+        worker = app.config.get("QUIZAPP_LTI_WORKER", os.environ.get("QUIZAPP_LTI_WORKER"))
+        self.worker_enabled = flag("QUIZAPP_LTI_WORKER", _text(worker), True)
+        poll = app.config.get("QUIZAPP_LTI_POLL", os.environ.get("QUIZAPP_LTI_POLL"))
         try:
-            self.poll = float(app.config.get("QUIZAPP_LTI_POLL") or DEFAULT_POLL)
+            self.poll = float(poll) if poll not in (None, "") else DEFAULT_POLL
         except (TypeError, ValueError):
             self.poll = -1.0
         if not 0.05 <= self.poll <= 3600:
-            from quizapp.config import ConfigError
-
             raise ConfigError(
                 "QUIZAPP_LTI_POLL must be the seconds between looks at the grade queue "
-                f"(0.05 to 3600), got {app.config.get('QUIZAPP_LTI_POLL')!r}"
+                f"(0.05 to 3600), got {poll!r}"
             )
         self._worker: GradeWorker | None = None
         self._lock = threading.Lock()
@@ -362,8 +361,12 @@ def launch() -> Response | tuple[str, int] | str:
         return _refused(flow.LaunchRefused(str(err), 500))
     frames = _frame_origins(req, result.registration_id)
     user = db.session.get(User, result.user_id)
-    assert user is not None
-    login_user(user)
+    if user is None or not login_user(user):
+        return _refused(
+            flow.LaunchRefused(
+                "Your quizapp account is deactivated; ask the course's instructor.", 403
+            )
+        )
     flask_session[SESSION_KEY] = {"frame": frames, "launch": result.launch_id}
     if result.message_type == flow.DEEP_LINK_LAUNCH:
         if result.role != "instructor":
