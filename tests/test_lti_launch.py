@@ -499,3 +499,17 @@ def test_worker_settings_are_checked(tmp_path: Any, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("QUIZAPP_LTI_WORKER", "0")
     state = make_app(tmp_path).extensions["quizapp_lti"]
     assert state.worker_enabled is False and state.poll == 5.0
+
+
+def test_login_initiation_may_be_a_post(tool: Tool, platform: Platform) -> None:
+    """LTI 1.3 section 4.1: the platform may initiate the login with a form POST (Canvas does)."""
+    params = platform.login_params("student-1", resource(quiz_link(platform)))
+    check = requests.post(tool.url + "/lti/login", data=params)
+    assert check.status_code == 200 and 'id="lti-check"' in check.text
+    browser = requests.Session()
+    resp = browser.post(
+        tool.url + "/lti/login", data={**params, "checked": "1"}, allow_redirects=False
+    )
+    assert resp.status_code == 302 and resp.headers["Location"].startswith(platform.auth_url)
+    action, fields = parse_form_post(browser.get(resp.headers["Location"]).text)
+    assert browser.post(action, data=fields, allow_redirects=False).status_code == 302

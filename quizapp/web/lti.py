@@ -368,6 +368,7 @@ def launch() -> Response | tuple[str, int] | str:
             )
         )
     flask_session[SESSION_KEY] = {"frame": frames, "launch": result.launch_id}
+    state().wake_worker()  # the launch may have queued a grade; others' may be due too
     if result.message_type == flow.DEEP_LINK_LAUNCH:
         if result.role != "instructor":
             return _refused(
