@@ -83,8 +83,12 @@ def render_exercise(
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
-    stored = services.stored_variant(variant)
-    form = stored.answer_form
+    form = services.stored_answer_form(variant)
+    # The whole stored variant (expected answer, context) is decoded only when the page needs
+    # it: a pick's right option once finished, an index form's count.
+    picks = form.type in ("choice", "index")
+    stored = services.stored_variant(variant) if picks else None
+    pick_context = stored.context if stored is not None else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -154,14 +158,16 @@ def render_exercise(
             current.parsed,
             current.cells,
             current.status,
-            stored.context,
+            pick_context,
             page["choices"],
         )
         if current is not None and (state.finished or closed)
         else None,
-        "expected_pick": _pick_view(stored, page["choices"]) if state.finished else None,
+        "expected_pick": _pick_view(stored, page["choices"])
+        if state.finished and stored is not None
+        else None,
         "answer_text": lambda sub: display.answer_text(
-            form, services.decode_raw_answer(sub.answer_format, sub.raw_answer), stored.context
+            form, services.decode_raw_answer(sub.answer_format, sub.raw_answer), pick_context
         ),
         "focus_verdict": result is not None and error is None,
     }
@@ -248,7 +254,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    form = services.stored_variant(variant).answer_form
+    form = services.stored_answer_form(variant)
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
