@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from quizapp.models import (
@@ -195,3 +195,67 @@ def quiz_summaries(
     for ex in exercises:
         by_quiz[ex.quiz_id].append(ExerciseSummary(ex, progress.get(ex.id)))
     return [QuizSummary(q, by_quiz[q.id]) for q in quizzes]
+
+
+@dataclass
+class QuizPosition:
+    """Where an exercise sits in its quiz, for the exercise page: the quiz's live exercises in
+    order with the student's progress on each (``exercises``) and the 0-based ``index`` of the
+    exercise among them."""
+
+    exercises: list[ExerciseSummary]
+    index: int
+
+    @property
+    def number(self) -> int:
+        """The exercise's 1-based number in the quiz ("exercise 3 of 9")."""
+        return self.index + 1
+
+    @property
+    def count(self) -> int:
+        return len(self.exercises)
+
+    @property
+    def previous(self) -> ExerciseSummary | None:
+        return self.exercises[self.index - 1] if self.index > 0 else None
+
+    @property
+    def next(self) -> ExerciseSummary | None:
+        return self.exercises[self.index + 1] if self.index + 1 < self.count else None
+
+    @property
+    def solved(self) -> int:
+        return sum(1 for e in self.exercises if e.status == "solved")
+
+    @property
+    def finished(self) -> int:
+        """Exercises solved or out of attempts."""
+        return sum(1 for e in self.exercises if e.status in ("solved", "out_of_attempts"))
+
+    @property
+    def points_earned(self) -> float:
+        return float(sum(e.best_points for e in self.exercises))
+
+    @property
+    def points_available(self) -> float:
+        return float(sum(e.exercise.points for e in self.exercises))
+
+
+_QUIZ_POSITION = (
+    select(Exercise, Progress)
+    .outerjoin(
+        Progress,
+        (Progress.exercise_id == Exercise.id) & (Progress.user_id == bindparam("uid")),
+    )
+    .where(Exercise.quiz_id == bindparam("qid"), Exercise.archived.is_(False))
+    .order_by(Exercise.position, Exercise.id)
+)
+
+
+def quiz_position(session: Session, user: User, exercise: Exercise) -> QuizPosition:
+    """The :class:`QuizPosition` of ``exercise`` for ``user``, in one query (the quiz's
+    non-archived exercises, ordered as on the quiz list, with the user's progress rows)."""
+    rows = session.execute(_QUIZ_POSITION, {"uid": user.id, "qid": exercise.quiz_id}).all()
+    summaries = [ExerciseSummary(ex, progress) for ex, progress in rows]
+    index = next((i for i, s in enumerate(summaries) if s.exercise.id == exercise.id), 0)
+    return QuizPosition(summaries, index)
