@@ -197,11 +197,19 @@ def _register_template_helpers(app: Flask) -> None:
     app.jinja_env.filters["markdown"] = display.markdown_html
     app.jinja_env.filters["mathml"] = display.value_html
 
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"])
+
     @app.template_filter("when")
     def _when(value: Any) -> str:
-        if value is None:
-            return "—"
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+        """An instant in the course zone, with its abbreviation (``2026-12-01 17:00 CST``)."""
+        return coursetime.show(value, zone)
+
+    @app.template_filter("deadline")
+    def _deadline(value: Any) -> str:
+        """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
+        return coursetime.show_deadline(value, zone)
 
     @app.context_processor
     def _helpers() -> dict[str, Any]:

@@ -18,6 +18,7 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from quizapp import services
+from quizapp.services import deadlines
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
@@ -121,7 +122,9 @@ def render_exercise(
     )
     quiz = exercise.quiz
     now = services.utcnow()
-    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    schedule = deadlines.student_schedule(db.session, quiz, user)
+    credit_now = schedule.credit_at(now)
+    closed = not user.is_instructor and credit_now is None
     context = {
         "exercise": exercise,
         "quiz": quiz,
@@ -136,6 +139,8 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
+        "schedule": schedule,
+        "late_now": credit_now if credit_now is not None and credit_now.late else None,
         "finished": state.finished,
         "solution": _solution_view(bank_variant) if state.finished else None,
         "expected": _expected_view(bank_variant) if state.finished else None,
