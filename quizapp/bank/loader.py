@@ -244,9 +244,7 @@ def load_exercise_file(
     return _parse_exercise(exercise_id or f"{path.parent.name}/{path.stem}", source, file)
 
 
-def _schedule_errors(
-    data: dict[str, Any], located: Any, file: str, zone: Any
-) -> list[BankError]:
+def _schedule_errors(data: dict[str, Any], located: Any, file: str, zone: Any) -> list[BankError]:
     """The dates of a ``quiz.yaml``, checked on their own (so a bad order is reported beside
     any other problem): ``closes`` after ``opens``; every ``late`` period's ``until`` later than
     ``closes`` and than the period before it; ``late`` only with a ``closes``.  Compared as

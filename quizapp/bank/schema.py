@@ -7,7 +7,6 @@ you mean" suggestion (``difflib.get_close_matches``) for misspelled keys.
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import re
 import types

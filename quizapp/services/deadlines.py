@@ -381,9 +381,7 @@ def parse_credit(value: Any, field: str = "credit") -> float:
 def _extension_until(quiz: Quiz, until: Any, field: str = "until") -> datetime:
     zone = quiz_zone(quiz)
     if quiz.closes_at is None:
-        raise BadRequest(
-            f"quiz: {quiz.id} has no closes: time, so there is no deadline to extend"
-        )
+        raise BadRequest(f"quiz: {quiz.id} has no closes: time, so there is no deadline to extend")
     if isinstance(until, datetime):
         instant = until if until.tzinfo else until.replace(tzinfo=zone)
         instant = instant.astimezone(coursetime.UTC)
@@ -740,6 +738,21 @@ def remove_override(
     return True
 
 
+def student_progress(session: Session, exercise_id: str, username: str) -> Progress | None:
+    """Student ``username``'s progress row on ``exercise_id`` (None when they have none).
+    Raises ``NotFound`` for an unknown exercise or student."""
+    exercise = _exercise(session, exercise_id)
+    user = _student(session, username)
+    return session.scalar(
+        select(Progress).where(Progress.user_id == user.id, Progress.exercise_id == exercise.id)
+    )
+
+
+def live_quiz(session: Session, quiz_id: str) -> Quiz:
+    """The quiz ``quiz_id`` if it is live; raises ``NotFound`` (``quiz: there is no quiz ...``)."""
+    return _live_quiz(session, quiz_id)
+
+
 @dataclass
 class StudentDeadlines:
     """What the instructor's student page lists: the student's extensions (with each quiz's
@@ -780,6 +793,7 @@ __all__ = [
     "exercise_points_sql",
     "extend_roster",
     "late_periods",
+    "live_quiz",
     "parse_credit",
     "parse_extensions_csv",
     "parse_points",
@@ -792,5 +806,6 @@ __all__ = [
     "store_late_periods",
     "student_deadlines",
     "student_extension",
+    "student_progress",
     "student_schedule",
 ]

@@ -185,7 +185,9 @@ class QuizSummary:
             "closes": iso(q.closes_at, zone),
             "my_closes": iso(schedule.own_closes, zone),
             "extension_credit": schedule.extension_credit,
-            "late": [{"until": iso(p.end, zone), "credit": p.credit} for p in schedule.late_periods],
+            "late": [
+                {"until": iso(p.end, zone), "credit": p.credit} for p in schedule.late_periods
+            ],
             "open": self.accepting(),
             "points_available": self.points_available,
             "points_earned": self.points_earned,
@@ -227,6 +229,4 @@ def quiz_summaries(
             e.quiz_id: e
             for e in session.scalars(select(Extension).where(Extension.user_id == user.id))
         }
-    return [
-        QuizSummary(q, by_quiz[q.id], schedule_for(q, extensions.get(q.id))) for q in quizzes
-    ]
+    return [QuizSummary(q, by_quiz[q.id], schedule_for(q, extensions.get(q.id))) for q in quizzes]

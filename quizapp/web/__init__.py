@@ -218,6 +218,13 @@ def _register_template_helpers(app: Flask) -> None:
 
         return {"has_endpoint": has_endpoint}
 
+    @app.template_filter("percent")
+    def _percent(value: float) -> str:
+        """A percentage with the CSV's precision (2 decimals, no trailing zeros): ``31.25 %``."""
+        from quizapp.instructor.gradebook import fmt_points
+
+        return f"{fmt_points(round(float(value), 2))} %"
+
     @app.template_filter("pct")
     def _pct(value: float) -> str:
         return f"{round(100 * float(value or 0))}%"

@@ -18,8 +18,8 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from quizapp import services
-from quizapp.services import deadlines
 from quizapp.models import Exercise, User, Variant, db
+from quizapp.services import deadlines
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
