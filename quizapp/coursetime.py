@@ -119,7 +119,7 @@ def parse_wall_time(value: Any, field: str = "") -> WallTime:
     if isinstance(value, dt.datetime):
         return WallTime(value)
     if isinstance(value, dt.date):
-        return WallTime(dt.datetime(value.year, value.month, value.day))
+        return WallTime(dt.datetime(value.year, value.month, value.day), date_only=True)
     if not isinstance(value, str):
         raise TimeError(
             _named(field, f"expected a date and time such as 2026-12-01 17:00, got {value!r}")

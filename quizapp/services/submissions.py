@@ -195,8 +195,8 @@ def submit(
     """
     answer = normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
-    check_quiz_visible(exercise.quiz, user)
     now = now or utcnow()
+    check_quiz_visible(exercise.quiz, user, now)
     credit = attempt_credit(session, exercise.quiz, user, now)  # Forbidden when too late
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:

@@ -200,6 +200,7 @@ def _register_template_helpers(app: Flask) -> None:
     from quizapp import coursetime
 
     zone = coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"])
+    app.jinja_env.globals["utcnow"] = coursetime.utcnow_aware  # for macros (no context there)
 
     @app.template_filter("when")
     def _when(value: Any) -> str:
