@@ -814,3 +814,85 @@ def test_reset_links_of_a_roster_import_download_as_csv(open_app) -> None:
     assert all("/reset/" in r[2] for r in rows[1:])
     with open_app.app_context():
         assert db.session.scalar(select(func.count(User.id)).where(User.username == "zed")) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# The migration
+
+
+def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
+    """Rows written before deadlines_0001 read after it as before: no late periods, zone UTC,
+    every submission on time at full credit, no override (and back down again)."""
+    import sqlalchemy as sa
+    from flask_migrate import downgrade
+
+    from quizapp.web.database import MIGRATIONS_DIR, upgrade_database
+
+    app = make_app(tmp_path)
+    with app.app_context():
+        downgrade(directory=str(MIGRATIONS_DIR), revision="instructor_0002")
+        now = datetime(2026, 1, 1, tzinfo=UTC)
+        with db.engine.begin() as conn:
+            meta = sa.MetaData()
+            t = {
+                n: sa.Table(n, meta, autoload_with=conn)
+                for n in ("users", "quizzes", "exercises", "exercise_versions", "variants")
+            }
+            t["submissions"] = sa.Table("submissions", meta, autoload_with=conn)
+            t["progress"] = sa.Table("progress", meta, autoload_with=conn)
+            conn.execute(
+                t["users"].insert(),
+                dict(id=1, username="ana", username_key="ana", display_name="", role="student",
+                     password_hash="x", active=True, created_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["quizzes"].insert(),
+                dict(id="q", title="Q", description="", position=3, content_hash="", archived=False,
+                     created_at=now, updated_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["exercises"].insert(),
+                dict(id="q/x", quiz_id="q", title="X", kind="k", points=10.0, attempts=3,
+                     practice=True, position=0, concepts=[], current_hash="h", archived=False,
+                     created_at=now, updated_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["exercise_versions"].insert(),
+                dict(id=1, exercise_id="q/x", content_hash="h", source="s", title="X", points=10.0,
+                     attempts=3, created_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["variants"].insert(),
+                dict(id=1, user_id=1, exercise_id="q/x", variant_number=1, seed=7, version_id=1,
+                     created_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["submissions"].insert(),
+                dict(id=1, variant_id=1, user_id=1, exercise_id="q/x", version_id=1,
+                     answer_format="text", raw_answer="1", answer_hash="a", verdict={},
+                     status="correct", score=1.0, points=10.0, mistakes=[], used_attempt=True,
+                     attempt_number=1, source="web", created_at=now),
+            )  # fmt: skip
+            conn.execute(
+                t["progress"].insert(),
+                dict(id=1, user_id=1, exercise_id="q/x", best_score=1.0, best_points=10.0,
+                     attempts_used=1, submissions_count=1, current_variant=1),
+            )  # fmt: skip
+    upgrade_database(app)
+    with app.app_context():
+        quiz = db.session.get(Quiz, "q")
+        assert (quiz.position, quiz.late, quiz.timezone) == (3, [], "UTC")
+        sub = db.session.get(Submission, 1)
+        assert (sub.late, sub.credit, sub.points) == (False, 1.0, 10.0)
+        p = db.session.get(Progress, 1)
+        assert (p.best_credit, p.best_late, p.override_points, p.best_points) == (
+            1.0,
+            False,
+            None,
+            10.0,
+        )
+        db.session.remove()
+        downgrade(directory=str(MIGRATIONS_DIR), revision="instructor_0002")
+        with db.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT position FROM quizzes")).scalar() == 3
+    upgrade_database(app)
