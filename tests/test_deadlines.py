@@ -820,6 +820,29 @@ def test_reset_links_of_a_roster_import_download_as_csv(open_app) -> None:
 # The migration
 
 
+def _filled(table, values: dict, now: datetime) -> dict:
+    """``values`` plus a neutral value for every other NOT NULL column of ``table`` without a
+    server default (columns another revision added: this test is about deadlines_0001)."""
+    import sqlalchemy as sa
+
+    out = dict(values)
+    for col in table.columns:
+        if col.name in out or col.nullable or col.server_default is not None:
+            continue
+        kind = col.type
+        if isinstance(kind, sa.JSON):
+            out[col.name] = {}
+        elif isinstance(kind, sa.DateTime):
+            out[col.name] = now
+        elif isinstance(kind, sa.Integer | sa.Float | sa.Numeric):
+            out[col.name] = 0
+        elif isinstance(kind, sa.Boolean):
+            out[col.name] = False
+        else:
+            out[col.name] = ""
+    return out
+
+
 def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
     """Rows written before deadlines_0001 read after it as before: no late periods, zone UTC,
     every submission on time at full credit, no override (and back down again)."""
@@ -830,7 +853,7 @@ def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
 
     app = make_app(tmp_path)
     with app.app_context():
-        downgrade(directory=str(MIGRATIONS_DIR), revision="instructor_0002")
+        downgrade(directory=str(MIGRATIONS_DIR), revision="0002_stored_variants")
         now = datetime(2026, 1, 1, tzinfo=UTC)
         with db.engine.begin() as conn:
             meta = sa.MetaData()
@@ -863,8 +886,8 @@ def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
             )  # fmt: skip
             conn.execute(
                 t["variants"].insert(),
-                dict(id=1, user_id=1, exercise_id="q/x", variant_number=1, seed=7, version_id=1,
-                     created_at=now),
+                _filled(t["variants"], dict(id=1, user_id=1, exercise_id="q/x", variant_number=1,
+                        seed=7, version_id=1, created_at=now), now),
             )  # fmt: skip
             conn.execute(
                 t["submissions"].insert(),
@@ -892,7 +915,7 @@ def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
             10.0,
         )
         db.session.remove()
-        downgrade(directory=str(MIGRATIONS_DIR), revision="instructor_0002")
+        downgrade(directory=str(MIGRATIONS_DIR), revision="0002_stored_variants")
         with db.engine.connect() as conn:
             assert conn.execute(sa.text("SELECT position FROM quizzes")).scalar() == 3
     upgrade_database(app)
