@@ -23,6 +23,13 @@ def _app() -> Any:
     return create_app()
 
 
+def _shown(value: Any, app: Any) -> str:
+    """An instant in the course zone (``QUIZAPP_TIMEZONE``) with its abbreviation."""
+    from quizapp import coursetime
+
+    return coursetime.show(value, coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"]))
+
+
 def _write(path: str, text: str) -> None:
     if path == "-":
         click.echo(text, nl=False)
@@ -149,7 +156,7 @@ def import_roster(file: str, base_url: str, days: int) -> None:
     click.echo(inst.write_csv(rows), nl=False)
     click.echo(
         f"{len(result.created)} accounts created, {len(result.skipped)} skipped (username exists); "
-        f"links expire on {result.expires_at:%Y-%m-%d %H:%M} UTC.",
+        f"links expire on {_shown(result.expires_at, app)}.",
         err=True,
     )
     for e, why in result.skipped:
