@@ -640,6 +640,15 @@ def _exercise(session: Session, exercise_id: str) -> Exercise:
     return exercise
 
 
+def _score_changed(session: Session, user_id: int, exercise_id: str) -> None:
+    """Tell the receivers of ``quizapp.signals.score_changed`` (the LMS grade queue) that the
+    student's points on ``exercise_id`` changed, after the commit."""
+    from quizapp import signals
+
+    quiz_id = exercise_id.split("/", 1)[0]
+    signals.score_changed.send(session, user_id=user_id, exercise_id=exercise_id, quiz_id=quiz_id)
+
+
 def set_override(
     session: Session,
     exercise_id: str,
@@ -688,6 +697,7 @@ def set_override(
     )
     refresh_user_totals(session, user_id)
     session.commit()
+    _score_changed(session, user_id, ex_id)
     return progress
 
 
@@ -735,6 +745,7 @@ def remove_override(
     )
     refresh_user_totals(session, user_id)
     session.commit()
+    _score_changed(session, user_id, ex_id)
     return True
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from quizapp import signals
 from quizapp.models import (
     Exercise,
     Submission,
@@ -191,6 +192,7 @@ def submit(
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``;
     - after the quiz closes, ``quizapp.services.deadlines.attempt_credit`` says what the answer
       earns (late credit, the student's extension) or refuses it; the credit is stored with the
       submission and the best score counts the credited value.
@@ -338,6 +340,11 @@ def submit(
     if not variant.is_practice and used:
         refresh_user_totals(session, user_id)
     commit_keeping_loaded(session)  # the rows are what was just written: no reload
+    if not variant.is_practice and used:
+        # After the commit: receivers (the LMS grade queue) see the stored attempt.
+        signals.score_changed.send(
+            session, user_id=user_id, exercise_id=exercise.id, quiz_id=exercise.quiz_id
+        )
     return SubmitResult(
         submission=row,
         variant=variant,
