@@ -853,7 +853,7 @@ def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
 
     app = make_app(tmp_path)
     with app.app_context():
-        downgrade(directory=str(MIGRATIONS_DIR), revision="0002_stored_variants")
+        downgrade(directory=str(MIGRATIONS_DIR), revision="lti_0001")
         now = datetime(2026, 1, 1, tzinfo=UTC)
         with db.engine.begin() as conn:
             meta = sa.MetaData()
@@ -915,7 +915,27 @@ def test_the_migration_keeps_what_existing_rows_meant(tmp_path: Path) -> None:
             10.0,
         )
         db.session.remove()
-        downgrade(directory=str(MIGRATIONS_DIR), revision="0002_stored_variants")
+        downgrade(directory=str(MIGRATIONS_DIR), revision="lti_0001")
         with db.engine.connect() as conn:
             assert conn.execute(sa.text("SELECT position FROM quizzes")).scalar() == 3
     upgrade_database(app)
+
+
+def test_the_lms_score_holds_late_credit_and_overrides(app) -> None:
+    from quizapp.lti.scores import lms_score, resource_id
+
+    with app.app_context():
+        _submit("ben", "2, 5", CLOSES + SECOND)  # 5 of 10 (late, 50 %)
+        deadlines.set_override(db.session, TWO, "cleo", "4", "oral exam")  # no attempt at all
+        ben, cleo = _user("ben").id, _user("cleo").id
+        quiz = resource_id(quiz_id=QUIZ)
+        assert (
+            lms_score(db.session, ben, quiz).given,
+            lms_score(db.session, ben, quiz).maximum,
+        ) == (
+            5.0,
+            20.0,
+        )
+        only = lms_score(db.session, cleo, resource_id(exercise_id=TWO))
+        assert (only.given, only.maximum, only.activity) == (4.0, 10.0, "Completed")
+        assert lms_score(db.session, cleo, resource_id(exercise_id=DECK)) is None

@@ -2,7 +2,7 @@
 score overrides on progress rows, per-student extensions, the audit history
 
 Revision ID: deadlines_0001
-Revises: 0002_stored_variants
+Revises: lti_0001
 Create Date: 2026-12-01 09:00:00
 
 Models: quizapp.models (Quiz.late / timezone, position nullable; Submission.late / credit;
@@ -17,7 +17,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "deadlines_0001"
-down_revision = "0002_stored_variants"
+down_revision = "lti_0001"
 branch_labels = None
 depends_on = None
 
