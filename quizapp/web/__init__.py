@@ -205,11 +205,20 @@ def _register_template_helpers(app: Flask) -> None:
     app.jinja_env.filters["reflow"] = display.reflow
     app.jinja_env.filters["breakable"] = display.breakable
 
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"])
+    app.jinja_env.globals["utcnow"] = coursetime.utcnow_aware  # for macros (no context there)
+
     @app.template_filter("when")
     def _when(value: Any) -> str:
-        if value is None:
-            return "—"
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+        """An instant in the course zone, with its abbreviation (``2026-12-01 17:00 CST``)."""
+        return coursetime.show(value, zone)
+
+    @app.template_filter("deadline")
+    def _deadline(value: Any) -> str:
+        """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
+        return coursetime.show_deadline(value, zone)
 
     @app.context_processor
     def _helpers() -> dict[str, Any]:
@@ -217,6 +226,13 @@ def _register_template_helpers(app: Flask) -> None:
             return name in app.view_functions
 
         return {"has_endpoint": has_endpoint}
+
+    @app.template_filter("percent")
+    def _percent(value: float) -> str:
+        """A percentage with the CSV's precision (2 decimals, no trailing zeros): ``31.25 %``."""
+        from quizapp.instructor.gradebook import fmt_points
+
+        return f"{fmt_points(round(float(value), 2))} %"
 
     @app.template_filter("pct")
     def _pct(value: float) -> str:

@@ -187,6 +187,8 @@ def _submission_json(sub: Any) -> dict[str, Any]:
             "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
             "used_attempt": sub.used_attempt,
             "points": sub.points,
+            "late": sub.late,
+            "credit": sub.credit,
             "created_at": sub.created_at.isoformat(),
         }
     )

@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.page import page_markup
+from quizapp.services import deadlines
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -123,7 +124,9 @@ def render_exercise(
     )
     quiz = exercise.quiz
     now = services.utcnow()
-    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    schedule = deadlines.student_schedule(db.session, quiz, user)
+    credit_now = schedule.credit_at(now)
+    closed = not user.is_instructor and credit_now is None
     context = {
         "exercise": exercise,
         "quiz": quiz,
@@ -138,6 +141,8 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
+        "schedule": schedule,
+        "late_now": credit_now if credit_now is not None and credit_now.late else None,
         "finished": state.finished,
         "solution": page["solution"] if state.finished else None,
         "expected": page["expected"] if state.finished else None,
