@@ -132,7 +132,7 @@ def check(path: Path, n_seeds: int) -> None:
     bad = {f.exercise_id for f in failures}
     summary = (
         f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
-        f"{_plural(len(failures), 'failure')} in {_plural(len(bad), 'exercise')}"
+        f"{_plural(sum(f.count for f in failures), 'failure')} in {_plural(len(bad), 'exercise')}"
     )
     if bank.errors:
         summary += f", {_plural(len(bank.errors), 'file problem')}"

@@ -211,9 +211,9 @@ def submit(
         variant = get_or_create_variant(session, user, exercise, seed_secret)
     if for_variant is not None and for_variant != variant.id:
         raise Conflict(
-            "This answer was written for a variant that is no longer your current one (a new "
-            f"variant, number {variant.variant_number}, was opened since); it was not graded "
-            "and used no attempt. Here is your current variant."
+            "This answer was written for a variant that is no longer your current one (your "
+            f"current variant is number {variant.variant_number}); it was not graded and used no "
+            "attempt. Reload the exercise to see your current variant."
         )
     bank_variant = stored_variant(variant)
     check_grid_shape(bank_variant.answer_form, answer)

@@ -201,9 +201,17 @@ def _form_body_is_utf8() -> bool:
 
 def _posted_variant_id() -> int | None:
     """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
-    None when the form did not say (an old page, a hand-made request)."""
-    raw = request.form.get("variant", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+    None when the form did not say (a page older than the field).  Raises ``BadRequest`` for a
+    field that is not a variant id: such an answer is not graded and uses no attempt."""
+    raw = request.form.get("variant")
+    if raw is None:
+        return None
+    if not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 19):
+        raise services.BadRequest(
+            "The form does not say which variant it answers (its variant field is not a "
+            "variant id); it was not graded and used no attempt. Reload the page and answer again."
+        )
+    return int(raw)
 
 
 def _previewing() -> bool:
@@ -264,7 +272,10 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     posted = display.read_posted_answer(form, request.form)
     if _previewing():
         return _preview(exercise, variant, posted)
-    for_variant = _posted_variant_id()
+    try:
+        for_variant = _posted_variant_id()
+    except services.BadRequest as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=400)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             exercise,
