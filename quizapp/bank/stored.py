@@ -10,8 +10,9 @@ The encoding round-trips every value a kind produces, bit for bit and type for t
 
 - ``None``, ``bool``, ``int``, ``str``, finite ``float`` as themselves (Python's ``json`` writes a
   float as its shortest repr, which reads back to the same double);
-- non-finite floats as ``{"$f": "nan" | "inf" | "-inf"}`` (JSON, and PostgreSQL's ``json``,
-  have no NaN);
+- non-finite floats as ``{"$f": "nan" | "-nan" | "inf" | "-inf"}`` (JSON, and PostgreSQL's
+  ``json``, have no NaN); a NaN with another payload as ``{"$f": "nan", "bits": <16 hex digits>}``,
+  so even the sign and payload of a NaN survive;
 - ``list`` as a list, ``tuple`` as ``{"$t": [...]}``;
 - a ``dict`` whose keys are all strings not starting with ``$`` as an object, any other dict as
   ``{"$d": [[key, value], ...]}``;
@@ -25,6 +26,7 @@ that produces one must be fixed, not stored lossily.  Pure: no Flask, no databas
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import fields
 from typing import Any
 
@@ -69,8 +71,27 @@ def encode(value: Any) -> Any:
 
 def _float_or_tag(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
-        return {"$f": "nan" if value != value else ("inf" if value > 0 else "-inf")}
+        if value == value:
+            return {"$f": "inf" if value > 0 else "-inf"}
+        bits = struct.pack(">d", value).hex()
+        if bits in _NAN_NAMES:
+            return {"$f": _NAN_NAMES[bits]}
+        return {"$f": "nan", "bits": bits}
     return value
+
+
+#: The two usual NaNs by name; any other NaN (another payload) keeps its bits as hex.
+_NAN_NAMES = {
+    struct.pack(">d", float("nan")).hex(): "nan",
+    struct.pack(">d", float("-nan")).hex(): "-nan",
+}
+
+
+def _tagged_float(tag: dict[str, Any]) -> float:
+    if "bits" in tag:
+        value: float = struct.unpack(">d", bytes.fromhex(str(tag["bits"])))[0]
+        return value
+    return float(tag["$f"])
 
 
 def decode(data: Any) -> Any:
@@ -80,18 +101,18 @@ def decode(data: Any) -> Any:
     if not isinstance(data, dict):
         return data
     if "$f" in data:
-        return float(data["$f"])
+        return _tagged_float(data)
     if "$t" in data:
         return tuple(decode(v) for v in data["$t"])
     if "$d" in data:
         return {_hashable(decode(k)): decode(v) for k, v in data["$d"]}
     if "$a" in data:
         dtype = np.dtype(data["$a"])
-        values = [float(v["$f"]) if isinstance(v, dict) else v for v in data["v"]]
+        values = [_tagged_float(v) if isinstance(v, dict) else v for v in data["v"]]
         return np.array(values, dtype=dtype).reshape(tuple(data["s"]))
     if "$s" in data:
         v = data["v"]
-        return np.dtype(data["$s"]).type(float(v["$f"]) if isinstance(v, dict) else v)
+        return np.dtype(data["$s"]).type(_tagged_float(v) if isinstance(v, dict) else v)
     return {k: decode(v) for k, v in data.items()}
 
 
