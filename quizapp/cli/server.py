@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from quizapp.cli._group import main
+from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
 
 def _app() -> Any:
@@ -38,55 +39,6 @@ def _sync(app: Any, path: Path | None) -> Any:
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
     return report
-
-
-class _ReadTimeoutSocket:
-    """A client socket whose blocking mode has a timeout: every read (or write) waits at most
-    ``timeout`` seconds.  gunicorn's gthread worker puts accepted sockets in plain blocking mode,
-    so a client that sends a partial request (a ``Content-Length`` larger than the body, or a body
-    that never finishes: "slowloris") would hold a worker thread forever and, with a few such
-    connections, starve the server.  Everything but ``setblocking`` is forwarded to the socket."""
-
-    def __init__(self, sock: Any, timeout: float) -> None:
-        self._sock = sock
-        self._timeout = timeout
-
-    def setblocking(self, flag: bool) -> None:
-        if flag:
-            self._sock.settimeout(self._timeout)
-        else:
-            self._sock.setblocking(False)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
-_WORKER_CLASS: Any = None
-
-
-def read_timeout_worker() -> Any:
-    """gunicorn's ``gthread`` worker whose client sockets time out after half ``--timeout``.
-
-    A request whose headers or body stop arriving is dropped after that long (the thread is
-    freed and serves others); gunicorn's own ``timeout`` only restarts silent *workers*.
-    """
-    global _WORKER_CLASS
-    if _WORKER_CLASS is None:
-        from gunicorn.workers.gthread import ThreadWorker
-
-        class ReadTimeoutThreadWorker(ThreadWorker):  # type: ignore[misc]
-            def handle(self, conn: Any) -> Any:
-                if not isinstance(conn.sock, _ReadTimeoutSocket):
-                    # Half the worker timeout: when every thread is stuck on a stalled client,
-                    # gunicorn's main loop waits up to `timeout` for one to finish before it
-                    # reports alive; dropping the stalled client first keeps the worker (and the
-                    # requests it is serving) from being killed as silent.
-                    read_timeout = max(1.0, float(self.cfg.timeout) / 2)
-                    conn.sock = _ReadTimeoutSocket(conn.sock, read_timeout)
-                return super().handle(conn)
-
-        _WORKER_CLASS = ReadTimeoutThreadWorker
-    return _WORKER_CLASS
 
 
 class _GunicornApp:
@@ -129,15 +81,40 @@ class _GunicornApp:
     default=30,
     show_default=True,
     type=click.IntRange(1, 3600),
-    help="Seconds before a stuck worker is restarted; a client that stops sending its request "
-    "is dropped after half of it.",
+    help="Seconds before a worker that stopped answering is restarted.",
+)
+@click.option(
+    "--header-timeout",
+    default=HEADER_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(1, 600),
+    help="Seconds a client has to send a request's headers (from connecting); then 408.",
+)
+@click.option(
+    "--body-timeout",
+    default=BODY_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(1, 3600),
+    help="Seconds a client has to send a request's body (after its headers); then 408.",
 )
 @click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
 @click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
 def serve(
-    host: str, port: int, workers: int, threads: int, timeout: int, dev: bool, no_sync: bool
+    host: str,
+    port: int,
+    workers: int,
+    threads: int,
+    timeout: int,
+    header_timeout: float,
+    body_timeout: float,
+    dev: bool,
+    no_sync: bool,
 ) -> None:
     """Upgrade the database, sync the exercises, and serve the app (gunicorn).
+
+    Each request is read whole by the worker before a thread serves it, so slow clients cost
+    memory, not threads; one that misses --header-timeout or --body-timeout is answered 408 and
+    dropped.  In production, serve behind a buffering reverse proxy as well (docs/deploying.md).
 
     Then open http://HOST:PORT/ and register, or create an instructor with
     ``quizapp create-user NAME --role instructor``.
@@ -157,22 +134,42 @@ def serve(
     warning = rate_limit_warning(app.config, workers)
     if warning:
         click.echo(warning, err=True)
-    _GunicornApp(app, gunicorn_options(host, port, workers, threads, timeout)).run()
+    options = gunicorn_options(
+        host,
+        port,
+        workers,
+        threads,
+        timeout,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_body=int(app.config.get("MAX_CONTENT_LENGTH") or 256 * 1024),
+    )
+    _GunicornApp(app, options).run()
 
 
 def gunicorn_options(
-    host: str, port: int, workers: int, threads: int, timeout: int
+    host: str,
+    port: int,
+    workers: int,
+    threads: int,
+    timeout: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
+    max_body: int = 256 * 1024,
 ) -> dict[str, Any]:
     """gunicorn settings for ``quizapp serve`` (names as in gunicorn's settings documentation).
 
-    gunicorn's control socket (default ``~/.gunicorn/gunicorn.ctl``) is
-    disabled: every server on the machine would otherwise fight over that one path, and
-    ``quizapp serve`` does not use it.
+    The worker is :func:`quizapp.cli.buffering.buffering_worker`: gthread, with each request read
+    whole (headers within ``header_timeout`` seconds, the body within ``body_timeout`` after them,
+    at most ``max_body`` bytes) before a thread serves it.  gunicorn's control socket (default
+    ``~/.gunicorn/gunicorn.ctl``) is disabled: every server on the machine would otherwise fight
+    over that one path, and ``quizapp serve`` does not use it.
     """
     return {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": read_timeout_worker(),
+        "worker_class": buffering_worker(header_timeout, body_timeout, max_body),
         "threads": threads,
         "timeout": timeout,
         "graceful_timeout": 20,
