@@ -503,6 +503,7 @@ def _cells_one_by_one(
     return line, earned, available
 
 
+@services.retry_conflicts
 def excuse(
     session: Session,
     user_id: int,
@@ -533,6 +534,7 @@ def excuse(
     return row
 
 
+@services.retry_conflicts
 def unexcuse(session: Session, user_id: int, exercise_id: str) -> bool:
     """Remove the excusal of ``user_id`` from ``exercise_id``; True if there was one.  Commits."""
     services.begin_write(session)

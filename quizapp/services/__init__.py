@@ -71,7 +71,12 @@ from quizapp.services.tokens import (
     revoke_api_token,
     user_for_token,
 )
-from quizapp.services.transactions import WRITE_OPTION, begin_write
+from quizapp.services.transactions import (
+    WRITE_OPTION,
+    begin_write,
+    is_conflict,
+    retry_conflicts,
+)
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
     VariantState,
@@ -111,6 +116,8 @@ __all__ = [
     "VariantState",
     "authenticate",
     "begin_write",
+    "is_conflict",
+    "retry_conflicts",
     "canonical_answer",
     "answer_grid_shape",
     "check_grid_shape",

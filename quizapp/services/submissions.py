@@ -34,7 +34,7 @@ from quizapp.services.answer_input import (
 )
 from quizapp.services.errors import Conflict, Forbidden
 from quizapp.services.totals import refresh_user_totals
-from quizapp.services.transactions import begin_write
+from quizapp.services.transactions import begin_write, retry_conflicts
 from quizapp.services.variants import (
     VariantState,
     check_quiz_visible,
@@ -153,6 +153,7 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+@retry_conflicts
 def submit(
     session: Session,
     user: User,

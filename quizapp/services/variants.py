@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
-from quizapp.services.transactions import begin_write
+from quizapp.services.transactions import begin_write, retry_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +230,7 @@ def _create_variant(
     return row
 
 
+@retry_conflicts
 def get_or_create_variant(
     session: Session,
     user: User,
@@ -320,6 +321,7 @@ def variant_state(session: Session, variant: Variant) -> VariantState:
     )
 
 
+@retry_conflicts
 def new_practice_variant(
     session: Session, user: User, exercise: Exercise, seed_secret: str | bytes
 ) -> Variant:

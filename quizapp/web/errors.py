@@ -13,7 +13,7 @@ from flask import Flask, Response, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from quizapp.services import ServiceError
+from quizapp.services import ServiceError, is_conflict
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,13 @@ def register(app: Flask) -> None:
     def _unexpected(err: Exception) -> tuple[Response | str, int]:
         if isinstance(err, HTTPException):
             return _http(err)  # type: ignore[return-value]
+        if is_conflict(err):  # aborted by the database even after the services' retries
+            log.warning("transaction conflict on %s %s: %s", request.method, request.path, err)
+            return error_response(
+                503,
+                "The database was busy with other requests and nothing was stored; "
+                "please try again in a moment.",
+            )
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500)
 
