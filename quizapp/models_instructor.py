@@ -9,8 +9,12 @@
   ``regrades.summary`` nothing a regrade changes is lost.
 - ``password_resets``: one-time password-reset links (roster import, "new link" button).  Only the
   SHA-256 of the token is stored; a link expires and works once.
+- ``incidents``: an exercise that could not be shown to a student (503): the incident id the
+  student was given, and the details (seed, file and line, the error) kept for the instructor's
+  exercise page and the log, never shown to the student.
 
-The Alembic revision creating them is ``migrations/versions/instructor_0001_*.py``.
+The Alembic revisions creating them are ``migrations/versions/instructor_0001_*.py`` and
+``hardening_0001_*.py`` (incidents).
 """
 
 from __future__ import annotations
@@ -97,4 +101,21 @@ class PasswordReset(db.Model):
     user: Mapped[User] = relationship()
 
 
-__all__ = ["Excusal", "PasswordReset", "Regrade", "VerdictHistory"]
+class Incident(db.Model):
+    """An exercise page or API call that failed for a student with a 503 (the exercise could not
+    be shown or graded).  ``id`` is what the student was told; ``detail`` is the error with its
+    seed, file and line, for the instructor (``quizapp.web.errors``)."""
+
+    __tablename__ = "incidents"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str | None] = mapped_column(
+        ForeignKey("exercises.id"), index=True, default=None
+    )
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    path: Mapped[str] = mapped_column(String(500), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+__all__ = ["Excusal", "Incident", "PasswordReset", "Regrade", "VerdictHistory"]

@@ -250,6 +250,37 @@ def create_user(
         click.echo(f"Created {user.role} {user.username!r} (id {user.id}).")
 
 
+@main.command("set-password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+def set_password(name: str, password_stdin: bool) -> None:
+    """Set the password of user NAME (student or instructor) and sign them out everywhere.
+
+    Every session, remember-me cookie and API token of the account ends.  For instructors this
+    is the way to reset a password (reset links are for students only).
+    """
+    from quizapp import services
+    from quizapp.models import db
+
+    app = _app()
+    _upgrade(app)
+    with app.app_context():
+        user = services.find_user(db.session, name)
+        if user is None:
+            raise click.ClickException(f"There is no user {name!r}.")
+        if password_stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
+        try:
+            user = services.set_password(db.session, user.id, password)
+        except services.ServiceError as err:
+            raise click.ClickException(err.message) from None
+        click.echo(
+            f"Password of {user.role} {user.username!r} set; their sessions and API tokens ended."
+        )
+
+
 @main.group()
 def db() -> None:
     """Database maintenance."""

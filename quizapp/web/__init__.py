@@ -179,11 +179,19 @@ _USER_BY_ID = select(User).where(User.id == bindparam("uid"))
 
 
 @login_manager.user_loader
-def _load_user(user_id: str) -> User | None:
-    if not user_id.isdigit():
+def _load_user(alternative_id: str) -> User | None:
+    """The active user of a session or remember-me cookie holding ``User.get_id()``
+    (``"<id>:<session_version>"``), or None once that version was raised (sign-out, "sign out
+    everywhere", a password change or reset).  A plain ``"<id>"`` (a cookie from before session
+    versions) is version 0."""
+    uid, _, version = alternative_id.partition(":")
+    version = version or "0"
+    if not uid.isdigit() or not version.isdigit() or len(uid) > 12 or len(version) > 12:
         return None
-    user = db.session.scalar(_USER_BY_ID, {"uid": int(user_id)})
-    return user if user is not None and user.active else None
+    user = db.session.scalar(_USER_BY_ID, {"uid": int(uid)})
+    if user is None or not user.active or (user.session_version or 0) != int(version):
+        return None
+    return user
 
 
 def _register_template_helpers(app: Flask) -> None:
