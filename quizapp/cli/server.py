@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.cli._group import main
 from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
@@ -28,13 +29,13 @@ def _upgrade(app: Any) -> None:
     upgrade_database(app)
 
 
-def _sync(app: Any, path: Path | None) -> Any:
+def _sync(app: Any, path: Path | None, seeds: int | None = None) -> Any:
     from quizapp import services
     from quizapp.models import db
 
     root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
     with app.app_context():
-        report = services.sync_folder(db.session, root)
+        report = services.sync_folder(db.session, root, seeds=seeds)
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
@@ -206,15 +207,25 @@ def rate_limit_warning(config: Any, workers: int) -> str | None:
 
 @main.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-def sync(path: Path | None) -> None:
+@click.option(
+    "--seeds",
+    default=SAMPLE_SEEDS,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Seeds (0..N-1) sampled per new exercise version; one that fails is not synced.",
+)
+def sync(path: Path | None, seeds: int) -> None:
     """Sync the exercise bank (default: the exercises folder) into the database.
 
     New exercises are added, changed ones get a new version, removed ones are archived.  A file
-    with errors keeps its previous version live; errors are printed and the exit status is 1.
+    with errors, or a new version that fails for any of the sampled seeds (it does not generate,
+    its answer is empty or not finite, or its expected answer does not grade correct), keeps its
+    previous version live (a new exercise is not added); errors are printed with the file and
+    line, and the exit status is 1.
     """
     app = _app()
     _upgrade(app)
-    report = _sync(app, path)
+    report = _sync(app, path, seeds)
     if report.errors:
         sys.exit(1)
 
