@@ -495,3 +495,53 @@ def _fails(exercise: object, seed: int) -> bool:
     except BankError:
         return True
     return False
+
+
+# --------------------------------------------------------------------------------------------
+# The 503 page (issue 13, minor): students get a plain message and an incident id; the details
+# go to the log and to the instructor's exercise page.
+
+DECK = "01-linear-systems/05-deck-system"
+
+
+def test_a_503_tells_the_student_an_incident_id_and_the_instructor_the_details(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from test_web_support import synced_app
+
+    app = synced_app(tmp_path)
+    with app.app_context():
+        services.create_user(db.session, "ana", PW)
+        services.create_user(db.session, "prof", PW, role="instructor")
+        version = db.session.get(Exercise, DECK).current_version
+        version.source = version.source.replace("kind: linear_system", "kind: removed_kind")
+        db.session.commit()
+    student = app.test_client()
+    assert login(student, "ana", PW).status_code == 302
+    token = student.post("/api/v1/token", json={"username": "ana", "password": PW}).get_json()
+    with caplog.at_level("ERROR"):
+        page = student.get(url_of(DECK))
+        api = app.test_client().get(
+            f"/api/v1/exercises/{DECK}/variant",
+            headers={"Authorization": f"Bearer {token['token']}"},
+        )
+    assert page.status_code == 503 and api.status_code == 503
+    text = page.get_data(as_text=True)
+    found = re.search(r"incident ([0-9a-f]{12})", text)
+    assert found, text
+    body = api.get_json()
+    assert re.fullmatch(r"[0-9a-f]{12}", body["incident"]) and body["incident"] in body["error"]
+    for shown in (text, body["error"]):
+        assert "cannot be shown right now" in shown
+        for secret in ("removed_kind", "seed", ".yaml", "05-deck-system:", "line"):
+            assert secret not in shown.split("<main", 1)[-1], secret
+    logged = caplog.text
+    assert found.group(1) in logged and body["incident"] in logged and "removed_kind" in logged
+    prof = app.test_client()
+    assert login(prof, "prof", PW).status_code == 302
+    inst_page = prof.get(f"/instructor/exercises/{DECK}").get_data(as_text=True)
+    assert found.group(1) in inst_page and body["incident"] in inst_page
+    assert "removed_kind" in inst_page
+    # An instructor opening the exercise as a student would sees the details at once.
+    own = prof.get(url_of(DECK))
+    assert own.status_code == 503 and "removed_kind" in own.get_data(as_text=True)

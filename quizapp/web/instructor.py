@@ -33,6 +33,7 @@ from quizapp import instructor as inst
 from quizapp import services
 from quizapp.config import flag
 from quizapp.models import Exercise, User, db
+from quizapp.services.incidents import recent_incidents
 from quizapp.web import display
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
@@ -230,6 +231,7 @@ def exercise(quiz_id: str, name: str) -> str:
         stats=stats,
         chart=bar_chart_svg(stats.histogram, title=f"Best scores on {ex.title}"),
         regrades=inst.regrade_history(db.session, ex.id),
+        incidents=recent_incidents(db.session, ex.id),
         csrf_form=EmptyForm(),
     )
 
