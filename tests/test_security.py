@@ -959,3 +959,147 @@ def test_two_simultaneous_uses_of_one_reset_link_only_one_succeeds(db_url: str, 
         winner = next(o for o in outcomes if o != "refused")
         with app.app_context():
             assert services.authenticate(db.session, ALICE, winner) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL-only 500s (issue 13, minor): ids past 2**31, NUL in an excusal reason.
+
+
+def test_ids_past_the_id_columns_range_are_404_on_both_databases(db_url: str, tmp_path: Path):
+    app = synced_app(tmp_path)
+    make_user(app, ALICE)
+    make_user(app, PROF, role="instructor")
+    prof = signed_in(app, PROF)
+    token = csrf_from(prof.get("/instructor/").get_data(as_text=True))
+    rules = [r for r in app.url_map.iter_rules() if "<int:" in r.rule]
+    assert len(rules) >= 5
+    for rule in rules:
+        for big in (2**31, 2**31 + 7, 2**63 - 1, 2**63, 10**30):
+            url = re.sub(r"<int:\w+>", str(big), rule.rule)
+            for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+                resp = prof.open(url, method=method, data={"csrf_token": token})
+                assert resp.status_code == 404, (method, url, resp.status_code)
+
+
+def test_a_nul_in_an_excusal_reason_is_a_clear_400_on_both_databases(
+    db_url: str, tmp_path: Path
+) -> None:
+    app = synced_app(tmp_path)
+    sid = make_user(app, ALICE)
+    make_user(app, PROF, role="instructor")
+    prof = signed_in(app, PROF)
+    token = csrf_from(prof.get(f"/instructor/students/{sid}").get_data(as_text=True))
+    url = f"/instructor/students/{sid}/excusals"
+    for reason in ("sick\x00note", "x" * 501):
+        resp = prof.post(
+            url,
+            data={"csrf_token": token, "exercise_id": DECK, "action": "excuse", "reason": reason},
+        )
+        assert resp.status_code == 400, resp.status_code
+        assert "reason" in resp.get_data(as_text=True)
+    with app.app_context():
+        from quizapp.models_instructor import Excusal
+
+        assert db.session.query(Excusal).count() == 0
+    resp = prof.post(
+        url, data={"csrf_token": token, "exercise_id": DECK, "action": "excuse", "reason": "ok"}
+    )
+    assert resp.status_code == 302
+
+
+def test_pages_of_a_signed_in_user_and_api_answers_are_not_cached(app: Any) -> None:
+    alice = _alice_history(app)
+    client = signed_in(app, ALICE)
+    prof = signed_in(app, PROF)
+    seen = 0
+    for rule in app.url_map.iter_rules():
+        if "GET" not in rule.methods or rule.endpoint == "static":
+            continue
+        who = prof if rule.endpoint.startswith("instructor") else client
+        url = _fill(rule.rule.replace("<quiz_id>/<name>", WEIGHTS), alice["user_id"])
+        resp = who.get(url)
+        if resp.status_code < 400 or resp.status_code == 409:
+            assert resp.headers.get("Cache-Control") == "no-store", (url, resp.headers)
+            seen += 1
+        resp.close()
+    assert seen >= 15
+    auth = _api_token(app, ALICE)
+    resp = app.test_client().get("/api/v1/progress", headers=auth)
+    assert resp.status_code == 200 and resp.headers["Cache-Control"] == "no-store"
+    anon = app.test_client()
+    assert "no-store" not in anon.get("/login").headers.get("Cache-Control", "")
+    assert "no-store" not in client.get("/static/style.css").headers.get("Cache-Control", "")
+
+
+# --------------------------------------------------------------------------------------------
+# Sign-in limits that cannot be used to lock someone out (issue 13, minor): a classmate behind
+# the same address (a classroom NAT), many addresses, a whole class signing in at once.
+
+
+def test_a_classmate_behind_the_same_address_cannot_lock_out_a_students_own_browser(
+    app: Any,
+) -> None:
+    own = app.test_client()  # Alice's laptop: she signed in on it before
+    own.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    assert _login_post(own, ALICE, PW).status_code == 302
+    token = csrf_from(own.get("/").get_data(as_text=True))
+    assert own.post("/logout", data={"csrf_token": token}).status_code == 302
+    mallory = app.test_client()  # same classroom, same address
+    mallory.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    statuses = [_login_post(mallory, ALICE, "guess guess").status_code for _ in range(20)]
+    assert statuses[:10] == [200] * 10 and set(statuses[10:]) == {429}
+    # A new browser at that address is locked out for the window; Alice's own browser is not,
+    # and its own wrong passwords are limited on their own.
+    newcomer = app.test_client()
+    newcomer.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    assert _login_post(newcomer, ALICE, PW).status_code == 429
+    assert _login_post(own, ALICE, "typo typo").status_code == 200
+    assert _login_post(own, ALICE, PW).status_code == 302
+    # A device cookie is Alice's only: a forged or another account's one counts for nothing.
+    forged = app.test_client()
+    forged.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    value = own.get_cookie("quizapp_device").value
+    forged.set_cookie("quizapp_device", value[:-3] + ("AAA" if value[-3:] != "AAA" else "BBB"))
+    assert _login_post(forged, ALICE, PW).status_code == 429
+    bob_browser = signed_in(app, BOB, addr="10.9.9.9")
+    token = csrf_from(bob_browser.get("/").get_data(as_text=True))
+    assert bob_browser.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert _login_post(bob_browser, ALICE, PW).status_code == 429  # Bob's cookie is Bob's
+
+
+def test_guessing_one_account_from_many_addresses_is_slowed_down_never_locked_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_time = time.time
+    skew = [0.0]
+    monkeypatch.setattr(time, "time", lambda: real_time() + skew[0])
+    app = synced_app(tmp_path)
+    make_user(app, ALICE)
+    own = signed_in(app, ALICE, addr="10.0.0.1")
+    own.post("/logout", data={"csrf_token": csrf_from(own.get("/").get_data(as_text=True))})
+    statuses = []
+    for i in range(30):  # one wrong password from each of 30 addresses
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = f"10.1.{i}.1"
+        statuses.append(_login_post(client, ALICE, "guess guess").status_code)
+    assert statuses[:20] == [200] * 20 and set(statuses[20:]) == {429}
+    fresh = app.test_client()
+    fresh.environ_base["REMOTE_ADDR"] = "10.2.0.1"
+    resp = _login_post(fresh, ALICE, PW)
+    assert resp.status_code == 429 and 0 < int(resp.headers["Retry-After"]) <= 15 * 60
+    assert _login_post(own, ALICE, PW).status_code == 302  # her own browser is not slowed
+    skew[0] += 15 * 60 + 5  # the window ends: the right password works from anywhere
+    assert _login_post(fresh, ALICE, PW).status_code == 302
+
+
+def test_a_whole_class_behind_one_address_signs_in_at_once(tmp_path: Path) -> None:
+    """The per-address limit counted successful sign-ins too (30 a minute): the 31st student of
+    a class behind one NAT got 429.  Now only wrong passwords count."""
+    app = synced_app(tmp_path)
+    with app.app_context():
+        for i in range(40):
+            services.create_user(db.session, f"class{i}", PW)
+    for i in range(40):
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = "10.3.3.3"
+        assert _login_post(client, f"class{i}", PW).status_code == 302, i

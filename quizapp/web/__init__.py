@@ -52,11 +52,12 @@ class SafeTextResponse(FlaskResponse):
 
 
 class BoundedIntConverter(IntegerConverter):
-    """``<int:...>`` that matches only ids a database integer can hold (< 2**63): a larger one is
-    a 404, not an OverflowError (500) in the query."""
+    """``<int:...>`` that matches only ids the id columns can hold (``Integer``: 32-bit on
+    PostgreSQL, < 2**31): a larger one is a 404.  (PostgreSQL refused the query, a 500: "integer
+    out of range"; SQLite's integers are 64-bit, so this bound is the stricter one.)"""
 
     def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("max", 2**63 - 1)
+        kwargs.setdefault("max", 2**31 - 1)
         super().__init__(map, *args, **kwargs)
 
 

@@ -17,7 +17,17 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import db
-from quizapp.web.extensions import account_key, failed_login, limit, limiter
+from quizapp.web.extensions import (
+    DEVICE_COOKIE,
+    account_key,
+    account_only_key,
+    address_key,
+    device_cookie_value,
+    failed_login,
+    is_known_device,
+    limit,
+    limiter,
+)
 from quizapp.web.forms import ChangePasswordForm, EmptyForm, LoginForm, RegisterForm
 from quizapp.web.security import is_safe_next
 
@@ -29,15 +39,69 @@ def _next_target() -> str:
     return target if is_safe_next(target) else url_for("student.home")
 
 
+def sign_in_limits(methods: list[str] | None = None):  # type: ignore[no-untyped-def]
+    """The failed-sign-in limits of ``POST /login`` and ``POST /api/v1/token`` (shared by both;
+    each counts wrong passwords only, see ``failed_login``):
+
+    - per account and address, or per account and browser for a browser that signed in to that
+      account before (``QUIZAPP_LIMIT_LOGIN_FAILURES``, 10 per 15 minutes): guessing is slow, and
+      nobody, not even a classmate behind the same address, can lock out a student's own browser;
+    - per account from every address together (``QUIZAPP_LIMIT_LOGIN_ACCOUNT``, 20 per 15
+      minutes): guessing from many addresses is slow too; known browsers are exempt;
+    - per address (``QUIZAPP_LIMIT_LOGIN``, 60 wrong passwords a minute): one address trying
+      many accounts; successful sign-ins never count (a class behind one NAT signs in at once),
+      known browsers are exempt.
+
+    Every window ends at most its length after the last wrong password: no account is ever
+    locked for good.
+    """
+
+    def apply(view):  # type: ignore[no-untyped-def]
+        view = limiter.shared_limit(
+            limit("QUIZAPP_LIMIT_LOGIN_ACCOUNT"),
+            "login-account",
+            methods=methods,
+            key_func=account_only_key,
+            deduct_when=failed_login,
+            exempt_when=is_known_device,
+        )(view)
+        view = limiter.shared_limit(
+            limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
+            "login-failures",
+            methods=methods,
+            key_func=account_key,
+            deduct_when=failed_login,
+        )(view)
+        return limiter.shared_limit(
+            limit("QUIZAPP_LIMIT_LOGIN"),
+            "login-address",
+            methods=methods,
+            key_func=address_key,
+            deduct_when=failed_login,
+            exempt_when=is_known_device,
+        )(view)
+
+    return apply
+
+
+def remember_device(response: Response, username: str) -> Response:
+    """Give the browser the device cookie of a sign-in to ``username`` (see ``sign_in_limits``;
+    HttpOnly, SameSite=Lax, Secure with ``QUIZAPP_HTTPS``, a year)."""
+    from quizapp.web.extensions import DEVICE_COOKIE_DAYS
+
+    response.set_cookie(
+        DEVICE_COOKIE,
+        device_cookie_value(username, request.cookies.get(DEVICE_COOKIE)),
+        max_age=DEVICE_COOKIE_DAYS * 86400,
+        httponly=True,
+        samesite="Lax",
+        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
+    )
+    return response
+
+
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"), methods=["POST"])
-@limiter.shared_limit(
-    limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
-    "login-failures",  # shared with POST /api/v1/token
-    methods=["POST"],
-    key_func=account_key,
-    deduct_when=failed_login,
-)
+@sign_in_limits(methods=["POST"])
 def login() -> Response | str:
     if current_user.is_authenticated:
         return redirect(_next_target())
@@ -46,7 +110,7 @@ def login() -> Response | str:
         user = services.authenticate(db.session, form.username.data or "", form.password.data or "")
         if user is not None:
             login_user(user, remember=bool(form.remember.data))
-            return redirect(_next_target())
+            return remember_device(redirect(_next_target()), user.username)
         flash("Wrong username or password.", "error")
     next_value = request.values.get("next")
     return render_template(

@@ -1,7 +1,7 @@
 """Database plumbing: SQLite pragmas and ``BEGIN IMMEDIATE``, Alembic upgrades.
 
-SQLite (the embedded default) gets, on every new connection: WAL journal (readers never block the
-writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
+SQLite (the embedded default) gets, on every new connection: its files made private (mode 0600,
+like the secrets in the instance folder), WAL journal (readers never block the writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
 locked"), ``foreign_keys=ON``, and ``synchronous`` from the app's ``QUIZAPP_SQLITE_SYNCHRONOUS``
 setting (NORMAL by default: no fsync per commit; see ``quizapp.config`` for the durability
 trade-off; registered per engine by :func:`init_app`).  The Python driver's own transaction handling is switched off
@@ -14,6 +14,7 @@ Transactional DDL").
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from functools import partial
 from pathlib import Path
@@ -30,6 +31,28 @@ from quizapp.services import WRITE_OPTION
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
 
 
+#: Mode of the SQLite database file and of its -wal, -shm and -journal files: the owner's only,
+#: like the secrets beside it in the instance folder (sqlite3 creates them with the umask's,
+#: typically 0644: readable by every user of the machine).
+SQLITE_FILE_MODE = 0o600
+
+
+def make_private(database: str) -> None:
+    """Give the SQLite file ``database`` and its -wal, -shm and -journal files mode 0600 when
+    they belong to this user and others may read them.  SQLite creates a new -wal/-shm/-journal
+    file with the database file's mode, so fixing the database first (before WAL mode is set)
+    makes those private too.  Never raises (a read-only or foreign file is left as it is)."""
+    if not database:
+        return
+    for path in (database, database + "-wal", database + "-shm", database + "-journal"):
+        try:
+            st = os.stat(path)
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(path, SQLITE_FILE_MODE)
+        except OSError:
+            continue
+
+
 @event.listens_for(Engine, "connect")
 def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     if not isinstance(dbapi_connection, sqlite3.Connection):
@@ -37,6 +60,9 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_on_begin)
     cur = dbapi_connection.cursor()
     try:
+        for _seq, name, file in cur.execute("PRAGMA database_list").fetchall():
+            if name == "main":
+                make_private(file)
         cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_MS)}")
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA foreign_keys = ON")
