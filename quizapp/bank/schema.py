@@ -391,6 +391,18 @@ def _unwrap(t: Any) -> Any:
     return t
 
 
+def shown_value(value: Any) -> str:
+    """A YAML value as an author wrote it, for messages: dates and times in ISO form (YAML reads
+    ``2026-03-01`` as a date, which Python would show as ``datetime.date(2026, 3, 1)``), other
+    values as their repr."""
+    if isinstance(value, dt.datetime | dt.date):
+        return (
+            f"the date {value.isoformat(sep=' ') if isinstance(value, dt.datetime) else value}"
+            " (YAML reads it as a date; put it in quotes to keep it as text)"
+        )
+    return repr(value)
+
+
 def suggest(word: str, options: list[str] | Any) -> str | None:
     """The closest of ``options`` to ``word`` (difflib ratio >= 0.6), or ``None``."""
     found = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
@@ -455,8 +467,8 @@ def pydantic_errors(
             continue
         family = etype.split("_")[0]
         if etype.endswith(("_type", "_parsing")) and family in _TYPE_WORDS:
-            msg = f"expected {_TYPE_WORDS[family]}, got {err.get('input')!r}"
+            msg = f"expected {_TYPE_WORDS[family]}, got {shown_value(err.get('input'))}"
         elif "input" in err and not isinstance(err["input"], (dict, list)):
-            msg = f"{msg} (got {err['input']!r})"
+            msg = f"{msg} (got {shown_value(err['input'])})"
         out.append(BankError(file, mark.line, mark.column, f"{dotted}: {msg}"))
     return out

@@ -297,12 +297,85 @@ def db() -> None:
     """Database maintenance."""
 
 
+def _where(app: Any) -> str:
+    return str(app.config["SQLALCHEMY_DATABASE_URI"]).split("@")[-1]
+
+
+def _revision_name(revision: str | None) -> str:
+    return revision or "base (no tables)"
+
+
 @db.command()
 @click.option("--revision", default="head", show_default=True)
 def upgrade(revision: str) -> None:
-    """Upgrade the database schema to REVISION with the Alembic migrations."""
-    from quizapp.web.database import upgrade_database
+    """Upgrade the database schema to REVISION with the Alembic migrations.
+
+    Says what changed: from which revision to which, or that the database is there already.  A
+    REVISION older than the database's is refused (that is ``quizapp db downgrade``).
+    """
+    from quizapp.web import database
 
     app = _app()
-    upgrade_database(app, revision)
-    click.echo(f"Database at {app.config['SQLALCHEMY_DATABASE_URI'].split('@')[-1]} is up to date.")
+    try:
+        target = database.resolve_revision(revision)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+    before = database.database_revision(app)
+    if before is not None and target != before and not database.revisions_between(before, target):
+        raise click.ClickException(
+            f"Database at {_where(app)} is at revision {before}, which is newer than {revision}: "
+            f"nothing was done (to go back, run 'quizapp db downgrade {revision}')."
+        )
+    database.upgrade_database(app, revision)
+    after = database.database_revision(app)
+    if after == before:
+        click.echo(f"Database at {_where(app)} is already at revision {after}: nothing to do.")
+    else:
+        click.echo(
+            f"Database at {_where(app)} upgraded from {_revision_name(before)} to revision {after}."
+        )
+
+
+@db.command()
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def downgrade(revision: str, yes: bool) -> None:
+    """Downgrade the database schema to REVISION (a revision id, or ``base`` for none).
+
+    Every migration after REVISION is undone: the tables and columns they created are dropped
+    WITH THEIR DATA.  Lists them and asks for confirmation (unless --yes); back up the database
+    first.  Use it to go back to an older quizapp release.
+    """
+    from quizapp.web import database
+
+    app = _app()
+    try:
+        target = database.resolve_revision(revision)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+    before = database.database_revision(app)
+    undo = database.revisions_between(target, before)
+    if not undo:
+        if before == target:
+            click.echo(
+                f"Database at {_where(app)} is at revision {_revision_name(before)}: nothing to do."
+            )
+            return
+        raise click.ClickException(
+            f"Database at {_where(app)} is at revision {_revision_name(before)}, which is not "
+            f"newer than {revision}: nothing was done (that is 'quizapp db upgrade')."
+        )
+    click.echo(
+        f"Database at {_where(app)}: revision {before} -> {_revision_name(target)}; undoing "
+        f"{', '.join(undo)}."
+    )
+    if not yes:
+        click.confirm(
+            "The tables and columns these revisions created are dropped, with their data. "
+            "Continue?",
+            abort=True,
+        )
+    database.downgrade_database(app, revision)
+    click.echo(
+        f"Database at {_where(app)} downgraded to {_revision_name(database.database_revision(app))}."
+    )

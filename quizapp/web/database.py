@@ -111,3 +111,71 @@ def upgrade_database(app: Flask, revision: str = "head") -> None:
 
     with app.app_context():
         upgrade(directory=str(MIGRATIONS_DIR), revision=revision)
+
+
+def downgrade_database(app: Flask, revision: str) -> None:
+    """Undo the Alembic migrations after ``revision`` (``base``: all) on ``app``'s database.
+    The tables and columns those revisions created are dropped, with their data."""
+    from flask_migrate import downgrade
+
+    with app.app_context():
+        downgrade(directory=str(MIGRATIONS_DIR), revision=revision)
+
+
+def script_directory() -> Any:
+    """Alembic's view of ``migrations/`` (revisions, their order)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(config)
+
+
+def database_revision(app: Flask) -> str | None:
+    """The revision ``app``'s database is at (None: not under Alembic, e.g. empty)."""
+    from alembic.migration import MigrationContext
+
+    from quizapp.models import db
+
+    with app.app_context(), db.engine.connect() as conn:
+        heads = MigrationContext.configure(conn).get_current_heads()
+    return heads[0] if heads else None
+
+
+def resolve_revision(revision: str) -> str | None:
+    """The revision id ``revision`` names (``head``, ``base``, an id or a unique prefix of one);
+    None for base.  Raises ``ValueError`` naming the known revisions when there is none such."""
+    from alembic.util import CommandError
+
+    script = script_directory()
+    if revision == "base":
+        return None
+    try:
+        found = script.get_revision(revision)
+    except CommandError as exc:
+        known = ", ".join(r.revision for r in script.walk_revisions())
+        raise ValueError(f"there is no revision {revision!r} ({exc}); known: {known}") from None
+    if found is None:
+        raise ValueError(f"there is no revision {revision!r}")
+    return str(found.revision)
+
+
+def revisions_between(older: str | None, newer: str | None) -> list[str]:
+    """The revision ids after ``older`` up to and including ``newer`` (None: base), newest
+    first; empty when ``newer`` is not a descendant of ``older``."""
+    from alembic.script.revision import RevisionError
+    from alembic.util import CommandError
+
+    if newer is None or older == newer:
+        return []
+    script = script_directory()
+    out = []
+    try:
+        for rev in script.iterate_revisions(newer, older or "base"):
+            if rev.revision == older:
+                break
+            out.append(str(rev.revision))
+    except (CommandError, RevisionError):  # e.g. RangeNotAncestorError: newer is not after older
+        return []
+    return out
