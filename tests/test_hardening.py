@@ -545,3 +545,69 @@ def test_a_503_tells_the_student_an_incident_id_and_the_instructor_the_details(
     # An instructor opening the exercise as a student would sees the details at once.
     own = prof.get(url_of(DECK))
     assert own.status_code == 503 and "removed_kind" in own.get_data(as_text=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile requests against the real server, on SQLite and PostgreSQL (CI runs both).
+
+HOSTILE = "1\x00 2 \ud800 \u202eevil\u202c <script>alert(1)</script> \x07"
+
+
+@pytest.mark.slow
+def test_hostile_requests_to_the_real_server_get_4xx_and_store_nothing_wrong(
+    db_url: str, tmp_path: Path
+) -> None:
+    """bad-requests.md through gunicorn on loopback: oversized, nested, malformed and hostile
+    bodies, ids past the id columns, path traversal, broken framing, a foreign Host.  Never a
+    5xx, never a traceback; the hostile answer is stored exactly as sent; the data is consistent
+    afterwards."""
+    import json
+    import socket
+
+    from server_harness import LiveServer, check_invariants, prepared_app, stored_answers
+
+    app = prepared_app(tmp_path)
+    with app.app_context():
+        services.create_user(db.session, "ana", PW)
+        services.create_user(db.session, "prof", PW, role="instructor")
+        db.session.remove()
+        db.engine.dispose()
+    submit = f"/api/v1/exercises/{DECK}/submissions"
+    with LiveServer(tmp_path, database_url=db_url, env=UNLIMITED) as server:
+        token = server.token("ana", PW)
+        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        cases: list[tuple[str, str, bytes | None, dict[str, str], set[int]]] = [
+            ("POST", submit, json.dumps({"answer": "7" * (2 << 20)}).encode(), auth, {413}),
+            ("POST", submit, b'{"cells": ' + b"[" * 10_000 + b"]" * 10_000 + b"}", auth, {400}),
+            ("POST", submit, json.dumps({"cells": [["1"] * 100] * 100}).encode(), auth, {400}),
+            ("POST", submit, b'{"answer": ', auth, {400}),
+            ("POST", submit, b'{"answer": "\xff\xfe"}', auth, {400}),
+            ("POST", submit, b'{"answer": 5}', auth, {400}),
+            ("GET", "/api/v1/exercises/../../etc/passwd", None, auth, {404}),
+            ("GET", "/static/../../etc/passwd", None, {}, {404}),
+            ("GET", "/instructor/students/3000000000", None, {}, {302, 401, 404}),
+            ("GET", "/login", None, {"Host": "elsewhere.example"}, {200}),
+        ]
+        for method, path, body, headers, expected in cases:
+            status, resp_headers, payload = server.request(method, path, body, headers)
+            assert status in expected, (method, path[:60], status, payload[:200])
+            assert b"elsewhere.example" not in payload
+        status, body = server.api("POST", submit, {"answer": HOSTILE}, token)
+        assert status == 201, body
+        hostile_id = body["submission_id"]
+        # Framing the server must refuse by itself: two Content-Lengths, a huge request line.
+        for raw in (
+            b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc",
+            b"GET /" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        ):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(raw)
+                first = sock.recv(200).split(b"\r\n", 1)[0]
+            assert first.startswith(b"HTTP/1.1 4"), first
+        assert server.request("GET", "/login")[0] == 200
+        log = server.log()
+    assert "Traceback" not in log
+    stored = stored_answers(db_url)
+    assert hostile_id in stored
+    assert services.decode_raw_answer(stored[hostile_id][1], stored[hostile_id][2]) == HOSTILE
+    assert check_invariants(db_url)["submissions"] == 1
