@@ -62,13 +62,12 @@ def test_sync_leaves_the_scoreboard_totals_current(tmp_path: Path, bank_dir: Pat
 def test_first_sync_rows_match_the_files_in_a_constant_number_of_statements(
     tmp_path: Path, bank_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from quizapp.services import sync
+    from quizapp.services import totals
 
     app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
     files = _exercise_files(bank_dir)
-    # Counted here: the sync's own statements (the totals rebuild after it is tested above;
-    # sync.py holds its own reference to ensure_current since services became a package).
-    monkeypatch.setattr(sync, "ensure_current", lambda session, live=None: False)
+    # Counted here: the sync's own statements (the totals rebuild after it is tested above).
+    monkeypatch.setattr(totals, "ensure_current", lambda session, live=None: False)
     with app.app_context():
         seen = _statements(db.engine)
         report = services.sync_folder(db.session, bank_dir)

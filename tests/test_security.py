@@ -31,7 +31,7 @@ from test_web_support import (
 from quizapp import services
 from quizapp.bank import expected_answer_text
 from quizapp.models import Submission, User, db
-from quizapp.web.display import format_number
+from quizapp.page import format_number
 
 pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 

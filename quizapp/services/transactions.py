@@ -117,3 +117,16 @@ def retry_conflicts(fn: F) -> F:
             _retrying.reset(token)
 
     return run  # type: ignore[return-value]
+
+
+def commit_keeping_loaded(session: Session) -> None:
+    """Commit without expiring the session's objects: for a caller that goes on showing rows it
+    has just read or written in this transaction (they are what the database now holds), so the
+    page issues no query to load them again."""
+    real = session() if isinstance(session, scoped_session) else session
+    keep = real.expire_on_commit
+    real.expire_on_commit = False
+    try:
+        real.commit()
+    finally:
+        real.expire_on_commit = keep

@@ -124,7 +124,7 @@ def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
     )
     message = STUDENT_MESSAGE.format(incident=incident)
     if user_id is not None and getattr(current_user, "is_instructor", False):
-        message += f" Details (shown to instructors only): {err.message}"
+        message += f" Details (shown to instructors only): {detail}"
     if wants_json():
         return jsonify({"error": message, "incident": incident}), 503
     return error_response(503, message)
