@@ -135,3 +135,17 @@ def test_buffered_socket_serves_the_buffer_first_then_the_socket_until_its_deadl
         sock.recv(10)
     sock.setblocking(True)
     assert raw.timeout == 7.0
+
+
+def test_gunicorn_run_directly_finds_the_worker_by_its_dotted_path() -> None:
+    from gunicorn.util import load_class
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from quizapp.cli import buffering
+
+    cls = load_class("quizapp.cli.buffering.BufferingWorker")
+    assert issubclass(cls, ThreadWorker) and cls is buffering.buffering_worker()
+    assert (cls.HEADER_TIMEOUT, cls.BODY_TIMEOUT) == (
+        buffering.HEADER_TIMEOUT,
+        buffering.BODY_TIMEOUT,
+    )

@@ -503,6 +503,15 @@ def buffering_worker(
     return BufferingWorker
 
 
+def __getattr__(name: str) -> Any:
+    # ``gunicorn --worker-class quizapp.cli.buffering.BufferingWorker``: the worker with the
+    # default deadlines and body limit, for gunicorn run directly (built on first use, so that
+    # importing this module does not import gunicorn).
+    if name == "BufferingWorker":
+        return buffering_worker()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BODY_TIMEOUT",
     "HEADER_TIMEOUT",
