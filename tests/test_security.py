@@ -1103,3 +1103,68 @@ def test_a_whole_class_behind_one_address_signs_in_at_once(tmp_path: Path) -> No
         client = app.test_client()
         client.environ_base["REMOTE_ADDR"] = "10.3.3.3"
         assert _login_post(client, f"class{i}", PW).status_code == 302, i
+
+
+def _race_the_expiry_timer(storage_class: type) -> list[BaseException]:
+    """Two threads count their first hits on a fresh in-memory rate-limit storage, in the one
+    order that breaks limits' MemoryStorage: thread A replaces the expiry timer and, before it
+    starts it, thread B replaces and starts its own; A then starts B's timer a second time.  The
+    pause is made with a ``timer`` property (A waits in its setter until B started a timer, at
+    most 1 s).  Returns the errors the two hits raised."""
+    import threading
+
+    b_started = threading.Event()
+
+    class Instrumented(storage_class):  # type: ignore[misc, valid-type]
+        @property
+        def timer(self) -> Any:
+            return self.__dict__["_timer"]
+
+        @timer.setter
+        def timer(self, value: Any) -> None:
+            self.__dict__["_timer"] = value
+            if threading.current_thread().name == "A":
+                b_started.wait(1.0)
+
+    real_timer = threading.Timer
+
+    class Signalling(real_timer):  # type: ignore[misc, valid-type]
+        def start(self) -> None:
+            super().start()
+            if threading.current_thread().name == "B":
+                b_started.set()
+
+    storage = Instrumented("memory://")
+    storage.timer.join()  # the first timer has run: the next hit replaces it
+    errors: list[BaseException] = []
+
+    def hit(key: str) -> None:
+        try:
+            storage.incr(key, 60)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    threading.Timer = Signalling  # type: ignore[misc]
+    try:
+        a = threading.Thread(target=hit, args=("a",), name="A")
+        b = threading.Thread(target=hit, args=("b",), name="B")
+        a.start()
+        time.sleep(0.05)  # A is waiting in the setter
+        b.start()
+        a.join(5)
+        b.join(5)
+    finally:
+        threading.Timer = real_timer  # type: ignore[misc]
+    return errors
+
+
+def test_the_in_memory_rate_limit_storage_survives_two_first_hits_at_once() -> None:
+    """Under load a submit answered 500 "threads can only be started once": limits' memory
+    storage (5.8.0) started one expiry timer twice; the race above raises exactly that with
+    ``limits.storage.memory.MemoryStorage``.  memory:// now gets the locked subclass."""
+    from limits.storage import storage_from_string
+
+    from quizapp.web.extensions import ThreadSafeMemoryStorage
+
+    assert isinstance(storage_from_string("memory://"), ThreadSafeMemoryStorage)
+    assert _race_the_expiry_timer(ThreadSafeMemoryStorage) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 from flask import Response, current_app, request
@@ -10,6 +11,7 @@ from flask_limiter import Limiter
 from flask_login import LoginManager, current_user
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFProtect
+from limits.storage import MemoryStorage
 
 from quizapp.models import db
 
@@ -140,6 +142,30 @@ def failed_login(response: Response) -> bool:
 def limit(setting: str):  # type: ignore[no-untyped-def]
     """A callable giving the limit string stored in config ``setting`` (read per request)."""
     return lambda: current_app.config[setting]
+
+
+class ThreadSafeMemoryStorage(MemoryStorage):  # type: ignore[misc]
+    """The ``limits`` library's in-memory storage (``memory://``, the default) with its expiry
+    timer replaced under a lock.
+
+    ``MemoryStorage`` (limits 5.8.0, the latest release) replaces and starts that timer without
+    one: two threads of a worker counting their first hits at once could start the same timer
+    twice, and the second request failed with "RuntimeError: threads can only be started once"
+    (a 500 under load, seen in the crash test; fixed upstream in alisaifee/limits pull request
+    352, not released yet).  Declaring the ``memory`` scheme again makes ``memory://`` URIs use
+    this class (limits registers storages by scheme when the class is created)."""
+
+    STORAGE_SCHEME = ["memory"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._timer_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # the parent's private __schedule_expiry
+        with self._timer_lock:
+            if not self.timer.is_alive():
+                self.timer = threading.Timer(0.01, self._MemoryStorage__expire_events)
+                self.timer.start()
 
 
 #: Flask-Limiter; storage from ``RATELIMIT_STORAGE_URI`` (default in-process memory: each gunicorn
