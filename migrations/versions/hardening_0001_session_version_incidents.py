@@ -1,7 +1,7 @@
 """hardening: users.session_version (sign out everywhere), incidents (503s kept for instructors)
 
 Revision ID: hardening_0001
-Revises: 0002_stored_variants
+Revises: deadlines_0001
 Create Date: 2026-12-01 10:00:00
 
 Models: quizapp.models.User.session_version, quizapp.models_instructor.Incident.
@@ -14,7 +14,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "hardening_0001"
-down_revision = "0002_stored_variants"
+down_revision = "deadlines_0001"
 branch_labels = None
 depends_on = None
 

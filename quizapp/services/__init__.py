@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``submissions``, ``progress``). This package re-exports their public names, so callers write
-``services.submit(...)``.
+``preview``, ``submissions``, ``progress``). This package re-exports their public names, so
+callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
@@ -53,9 +53,13 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    QuizPosition,
     QuizSummary,
+    quiz_points,
+    quiz_position,
     quiz_summaries,
     recompute_progress,
 )
@@ -117,6 +121,8 @@ __all__ = [
     "ExerciseSummary",
     "Forbidden",
     "NotFound",
+    "PreviewResult",
+    "QuizPosition",
     "QuizSummary",
     "ServiceError",
     "SubmissionRow",
@@ -131,6 +137,8 @@ __all__ = [
     "set_password",
     "validate_password",
     "bank_exercise",
+    "preview_answer",
+    "quiz_position",
     "begin_write",
     "is_conflict",
     "retry_conflicts",
@@ -156,6 +164,7 @@ __all__ = [
     "new_practice_variant",
     "normalize_answer",
     "printable_text",
+    "quiz_points",
     "quiz_summaries",
     "recompute_progress",
     "revoke_api_token",
