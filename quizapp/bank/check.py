@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,12 @@ from quizapp.render import render_markdown
 
 #: The same failure is printed for at most this many seeds (then counted).
 REPORT_SAME = 3
+#: Seeds ``quizapp sync`` and ``quizapp validate`` sample per new exercise version
+#: (:func:`sample_problems`).  An exercise that fails for a share ``p`` of its seeds passes all of
+#: them with probability ``(1 - p) ** 20``: below 1e-6 for ``p >= 0.5`` (``A ** 1000`` failed for
+#: 21 of 30 students), 0.3 % for ``p = 0.25``, 12 % for ``p = 0.1``.  Rarer failures are for
+#: ``quizapp check --seeds 200`` (CI) to find.  About 1.6 ms per seed (generate + self-grade).
+SAMPLE_SEEDS = 20
 #: Checking stops when this many first seeds all fail to generate.
 STOP_AFTER = 5
 
@@ -195,3 +202,101 @@ def check_exercise(
             )
         )
     return failures
+
+
+def sample_problems(exercise: Exercise, seeds: int = SAMPLE_SEEDS) -> list[BankError]:
+    """What would show a student a broken variant, over seeds ``0 .. seeds-1`` of ``exercise``.
+
+    Per seed: the variant generates (prompt and hints render); its expected answer is non-empty,
+    finite and of the answer form's shape; and the expected answer, written as a student would
+    type it, grades correct with full score.  Returns ``[]`` when every seed passes, else one
+    ``BankError`` for the first failing seed, at the line responsible (the generation error's own
+    line; the ``answer:`` line of an ``expression`` exercise, the ``params:`` or ``kind:`` line
+    otherwise), saying how many of the sampled seeds fail.  Cached by (exercise id, YAML text,
+    seeds): pure.  Used by ``quizapp sync`` to refuse a new version (the previous one stays
+    live) and by ``quizapp validate``.
+    """
+    return list(_sample(exercise.id, exercise.path, exercise.source, int(seeds)))
+
+
+@lru_cache(maxsize=4096)
+def _sample(exercise_id: str, path: str, source: str, seeds: int) -> tuple[BankError, ...]:
+    from quizapp.bank.loader import load_exercise_source
+
+    exercise = load_exercise_source(exercise_id, source)
+    first: BankError | None = None
+    failed = 0
+    for seed in range(seeds):
+        problem = _seed_problem(exercise, seed, path)
+        if problem is not None:
+            failed += 1
+            first = first or problem
+    if first is None:
+        return ()
+    return (
+        BankError(
+            first.file,
+            first.line,
+            first.column,
+            f"{first.message}; fails for {failed} of {seeds} sampled seeds (0 to {seeds - 1})",
+        ),
+    )
+
+
+def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
+    """The first problem of ``seed`` (see :func:`sample_problems`), located, or None."""
+    try:
+        v = exercise.generate(seed)
+    except BankError as err:
+        return BankError(path, err.line, err.column, err.message)
+    except Exception as exc:  # noqa: BLE001 - a kind's bug is the exercise's problem here
+        return _located(exercise, path, seed, f"cannot generate a variant: {exc}")
+    if _finite(v.expected):
+        arr = np.asarray(v.expected, dtype=float)
+        if arr.size == 0:
+            return _located(exercise, path, seed, "the expected answer is empty")
+    else:
+        return _located(exercise, path, seed, "the expected answer is not finite")
+    form = v.answer_form
+    if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
+        if tuple(np.shape(v.expected)) != tuple(form.shape):
+            return _located(
+                exercise,
+                path,
+                seed,
+                f"the answer form's shape {form.shape} differs from the expected answer's "
+                f"{np.shape(v.expected)}",
+            )
+    grading = _grading()
+    if grading is not None:
+        grade_answer, expected_answer_text = grading
+        try:
+            answer = expected_answer_text(v)
+            verdict = grade_answer(v, answer)
+        except Exception as exc:  # noqa: BLE001
+            return _located(exercise, path, seed, f"grading the expected answer raised {exc}")
+        if verdict.status != "correct" or verdict.score != 1.0:
+            return _located(
+                exercise,
+                path,
+                seed,
+                f"the expected answer {answer!r} is graded {verdict.status}: no student could "
+                "get it right",
+            )
+    return None
+
+
+def _located(exercise: Exercise, path: str, seed: int, message: str) -> BankError:
+    """``message`` at the field responsible for a variant's answer: ``answer:`` for the
+    ``expression`` kind, ``params:`` (or ``kind:``) for the others."""
+    from quizapp.bank.validate import field_mark
+    from quizapp.bank.yamlio import parse_yaml
+
+    try:
+        _, located = parse_yaml(exercise.source, path)
+    except BankError:
+        return BankError(path, None, None, f"seed {seed}: {message}")
+    field = ("answer",) if isinstance(exercise.params, ExpressionSpec) else ("params",)
+    mark = field_mark(located, field)
+    label = field[0] if field[0] in located.keys else f"kind {exercise.kind.name}"
+    return BankError(path, mark.line, mark.column, f"{label}: {message} (seed {seed})")

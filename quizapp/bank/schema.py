@@ -7,6 +7,7 @@ you mean" suggestion (``difflib.get_close_matches``) for misspelled keys.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 import types
@@ -25,6 +26,17 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 #: every evaluation cheap).
 MAX_VARIABLE_DIM = 12
 MAX_VARIABLE_CELLS = 144
+#: Bounds on the sizes an author controls (each page view renders the prompt and every hint: 20,000
+#: hints cost 4.2 s of CPU per view).  The bundled bank's largest are a 628-character prompt, 3
+#: hints of at most 133 characters and 3 concepts.
+MAX_PROMPT_CHARS = 20_000
+MAX_HINTS = 10
+MAX_HINT_CHARS = 2_000
+MAX_CONCEPTS = 20
+MAX_LABELS = MAX_VARIABLE_DIM
+MAX_LABEL_CHARS = 100
+MAX_DESCRIPTION_CHARS = 20_000
+MAX_QUIZ_EXERCISES = 200
 
 
 class _Strict(BaseModel):
@@ -112,7 +124,11 @@ class VariableSpec(_Strict):
                     f"a dimension is a whole number or the name of an earlier variable, got {d!r}"
                 )
             if isinstance(d, int) and not 1 <= d <= MAX_VARIABLE_DIM:
-                raise ValueError(f"a dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d}")
+                what = "matrix" if self.matrix is not None else "vector"
+                raise ValueError(
+                    f"a {what} dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d} (a matrix "
+                    f"has at most {MAX_VARIABLE_DIM} rows and columns, {MAX_VARIABLE_CELLS} cells)"
+                )
             if isinstance(d, str) and not NAME_RE.match(d):
                 raise ValueError(f"a dimension must be a number or a variable name, got {d!r}")
         if (
@@ -120,7 +136,10 @@ class VariableSpec(_Strict):
             and all(isinstance(d, int) for d in self.matrix)
             and self.matrix[0] * self.matrix[1] > MAX_VARIABLE_CELLS  # type: ignore[operator]
         ):
-            raise ValueError(f"a matrix may have at most {MAX_VARIABLE_CELLS} cells")
+            raise ValueError(
+                f"a matrix may have at most {MAX_VARIABLE_CELLS} cells, got "
+                f"{self.matrix[0]} x {self.matrix[1]}"  # type: ignore[index]
+            )
         if self.integers is not None:
             if len(self.integers) != 2:
                 raise ValueError("integers: give [lo, hi]")
@@ -144,7 +163,32 @@ class VariableSpec(_Strict):
             raise ValueError("decimals: only with uniform: [a, b]")
         if self.choice is not None and not self.choice:
             raise ValueError("choice: give at least one value")
+        if self.choice is not None and len(self.choice) > MAX_VARIABLE_CELLS:
+            raise ValueError(f"choice: give at most {MAX_VARIABLE_CELLS} values")
+        if self.choice is not None and any(abs(v) > 1e6 for v in self.choice):
+            raise ValueError("choice: values must be within ±1e6")
+        if self.value is not None:
+            _check_fixed_value(self.value)
         return self
+
+
+def _check_fixed_value(value: Any) -> None:
+    """``value:`` of a variable: a number, a list of numbers or a list of rows, at most
+    ``MAX_VARIABLE_DIM`` per dimension and ``MAX_VARIABLE_CELLS`` cells (a matrix like any other
+    variable's), each within ±1e6."""
+    rows = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        if len(value) > MAX_VARIABLE_DIM or any(len(r) > MAX_VARIABLE_DIM for r in value):
+            raise ValueError(
+                f"value: a matrix has at most {MAX_VARIABLE_DIM} rows and {MAX_VARIABLE_DIM} "
+                "columns"
+            )
+        rows = [c for r in value for c in r]
+    elif isinstance(value, list) and len(value) > MAX_VARIABLE_DIM:
+        raise ValueError(f"value: a vector has at most {MAX_VARIABLE_DIM} entries")
+    for cell in rows:
+        if isinstance(cell, (int, float)) and not isinstance(cell, bool) and abs(cell) > 1e6:
+            raise ValueError("value: numbers must be within ±1e6")
 
 
 class AnswerFormSpec(_Strict):
@@ -158,6 +202,15 @@ class AnswerFormSpec(_Strict):
     show_shape: bool = True
     row_labels: list[str] | None = None
     col_labels: list[str] | None = None
+
+    @field_validator("row_labels", "col_labels")
+    @classmethod
+    def _short_labels(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) > MAX_LABELS:
+            raise ValueError(f"{len(v)} labels; a matrix has at most {MAX_LABELS} rows or columns")
+        if v is not None and any(len(label) > MAX_LABEL_CHARS for label in v):
+            raise ValueError(f"a label has at most {MAX_LABEL_CHARS} characters")
+        return v
 
 
 class ExpressionSpec(KindParams):
@@ -209,6 +262,39 @@ class ExerciseSpec(_Strict):
     def _one_as_list(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
 
+    @field_validator("prompt")
+    @classmethod
+    def _short_prompt(cls, v: str) -> str:
+        if len(v) > MAX_PROMPT_CHARS:
+            raise ValueError(
+                f"the prompt has {len(v):,} characters; at most {MAX_PROMPT_CHARS:,} are allowed"
+            )
+        return v
+
+    @field_validator("concepts")
+    @classmethod
+    def _few_concepts(cls, v: list[str]) -> list[str]:
+        if len(v) > MAX_CONCEPTS:
+            raise ValueError(f"{len(v):,} concepts; an exercise names at most {MAX_CONCEPTS}")
+        return v
+
+    @field_validator("hints", mode="before")
+    @classmethod
+    def _few_hints(cls, v: Any) -> Any:
+        if isinstance(v, list) and len(v) > MAX_HINTS:
+            raise ValueError(f"{len(v):,} hints; an exercise has at most {MAX_HINTS}")
+        return v
+
+    @field_validator("hints")
+    @classmethod
+    def _short_hints(cls, v: list[str]) -> list[str]:
+        for i, hint in enumerate(v, start=1):
+            if len(hint) > MAX_HINT_CHARS:
+                raise ValueError(
+                    f"hint {i} has {len(hint):,} characters; a hint has at most {MAX_HINT_CHARS:,}"
+                )
+        return v
+
     def tolerance_value(self) -> Tolerance:
         """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""
         return self.tolerance.to_tolerance() if self.tolerance else Tolerance()
@@ -253,6 +339,23 @@ class QuizSpec(_Strict):
     closes: Any = None
     late: list[LatePeriodSpec] = Field(default_factory=list)
     exercises: list[str] | None = None
+
+    @field_validator("description")
+    @classmethod
+    def _short_description(cls, v: str) -> str:
+        if len(v) > MAX_DESCRIPTION_CHARS:
+            raise ValueError(
+                f"the description has {len(v):,} characters; at most "
+                f"{MAX_DESCRIPTION_CHARS:,} are allowed"
+            )
+        return v
+
+    @field_validator("exercises", mode="before")
+    @classmethod
+    def _few_exercises(cls, v: Any) -> Any:
+        if isinstance(v, list) and len(v) > MAX_QUIZ_EXERCISES:
+            raise ValueError(f"{len(v):,} exercises; a quiz has at most {MAX_QUIZ_EXERCISES}")
+        return v
 
     @field_validator("opens", "closes", mode="before")
     @classmethod
@@ -316,6 +419,18 @@ def _unwrap(t: Any) -> Any:
         if len(args) == 1:
             return args[0]
     return t
+
+
+def shown_value(value: Any) -> str:
+    """A YAML value as an author wrote it, for messages: dates and times in ISO form (YAML reads
+    ``2026-03-01`` as a date, which Python would show as ``datetime.date(2026, 3, 1)``), other
+    values as their repr."""
+    if isinstance(value, dt.datetime | dt.date):
+        return (
+            f"the date {value.isoformat(sep=' ') if isinstance(value, dt.datetime) else value}"
+            " (YAML reads it as a date; put it in quotes to keep it as text)"
+        )
+    return repr(value)
 
 
 def suggest(word: str, options: list[str] | Any) -> str | None:
@@ -382,8 +497,8 @@ def pydantic_errors(
             continue
         family = etype.split("_")[0]
         if etype.endswith(("_type", "_parsing")) and family in _TYPE_WORDS:
-            msg = f"expected {_TYPE_WORDS[family]}, got {err.get('input')!r}"
+            msg = f"expected {_TYPE_WORDS[family]}, got {shown_value(err.get('input'))}"
         elif "input" in err and not isinstance(err["input"], (dict, list)):
-            msg = f"{msg} (got {err['input']!r})"
+            msg = f"{msg} (got {shown_value(err['input'])})"
         out.append(BankError(file, mark.line, mark.column, f"{dotted}: {msg}"))
     return out

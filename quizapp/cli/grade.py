@@ -84,7 +84,13 @@ def _grade_exercise(exercise_id: str, seed: int, answer: str, bank_root: Path) -
         raise click.UsageError(
             f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
         ) from None
-    return grade_answer(variant, answer)
+    try:
+        return grade_answer(variant, answer)
+    except Exception as exc:  # noqa: BLE001 - a grader bug on this variant: say so, exit 1
+        raise click.ClickException(
+            f"exercise {exercise_id!r} seed {seed}: the answer could not be graded "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _print_verdict(verdict: Verdict) -> None:

@@ -212,6 +212,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+@services.retry_conflicts
 def regrade_exercise(
     session: Session,
     exercise_id: str,

@@ -24,9 +24,14 @@ from quizapp.services.accounts import (
     USERNAME_BAD_START,
     USERNAME_RE,
     authenticate,
+    change_password,
     create_user,
+    end_sessions,
     find_user,
+    revoke_everything,
+    set_password,
     validate_display_name,
+    validate_password,
     validate_username,
 )
 from quizapp.services.answer_input import (
@@ -75,7 +80,12 @@ from quizapp.services.tokens import (
     revoke_api_token,
     user_for_token,
 )
-from quizapp.services.transactions import WRITE_OPTION, begin_write
+from quizapp.services.transactions import (
+    WRITE_OPTION,
+    begin_write,
+    is_conflict,
+    retry_conflicts,
+)
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
     Drawn,
@@ -121,10 +131,17 @@ __all__ = [
     "Unavailable",
     "VariantState",
     "authenticate",
+    "change_password",
+    "end_sessions",
+    "revoke_everything",
+    "set_password",
+    "validate_password",
     "bank_exercise",
     "preview_answer",
     "quiz_position",
     "begin_write",
+    "is_conflict",
+    "retry_conflicts",
     "canonical_answer",
     "answer_grid_shape",
     "check_grid_shape",

@@ -38,13 +38,18 @@ def normalize_answer(answer: Any) -> str | list[list[str]]:
         if not answer:
             raise BadRequest("The grid of cells is empty.")
         if len(answer) > MAX_GRID:
-            raise BadRequest(f"Too many rows (at most {MAX_GRID}).")
+            raise BadRequest(
+                f"The answer matrix has too many rows: {len(answer)} (at most {MAX_GRID})."
+            )
         grid: list[list[str]] = []
         for i, row in enumerate(answer, start=1):
             if not isinstance(row, list):
                 raise BadRequest(f"Row {i} of the cells must be a list of texts.")
             if not row or len(row) > MAX_GRID:
-                raise BadRequest(f"Row {i} must have between 1 and {MAX_GRID} cells.")
+                raise BadRequest(
+                    f"Row {i} of the answer matrix must have between 1 and {MAX_GRID} cells "
+                    f"(it has {len(row)})."
+                )
             for j, cell in enumerate(row, start=1):
                 if not isinstance(cell, str):
                     raise BadRequest(f"The cell in row {i}, column {j} must be text.")

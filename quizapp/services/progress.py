@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 from quizapp.services.deadlines import Schedule, apply_best, best_attempt, schedule_for
 from quizapp.services.errors import NotFound
 from quizapp.services.totals import refresh_user_totals
+from quizapp.services.transactions import retry_conflicts
 
 log = logging.getLogger(__name__)
 
 
+@retry_conflicts
 def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
     """Rebuild the (user, exercise) progress row from its submissions; flush, do not commit.
 

@@ -37,7 +37,7 @@ from quizapp.services.deadlines import Credit, attempt_credit, credited
 from quizapp.services.deadlines import exercise_points as points_of
 from quizapp.services.errors import Conflict
 from quizapp.services.totals import refresh_user_totals
-from quizapp.services.transactions import begin_write, commit_keeping_loaded
+from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 from quizapp.services.variants import (
     VariantState,
     check_quiz_visible,
@@ -158,6 +158,7 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+@retry_conflicts
 def submit(
     session: Session,
     user: User,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
-from quizapp.services.transactions import begin_write, commit_keeping_loaded
+from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -339,6 +339,7 @@ def _insert_variant(
     return row
 
 
+@retry_conflicts
 def get_or_create_variant(
     session: Session,
     user: User,
@@ -418,6 +419,7 @@ def variant_state(session: Session, variant: Variant) -> VariantState:
     return VariantState.of(rows, variant.exercise.attempts)
 
 
+@retry_conflicts
 def new_practice_variant(
     session: Session, user: User, exercise: Exercise, seed_secret: str | bytes
 ) -> Variant:

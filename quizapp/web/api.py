@@ -26,7 +26,8 @@ from wtforms import ValidationError
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
-from quizapp.web.extensions import account_key, failed_login, limit, limiter
+from quizapp.web.auth import sign_in_limits
+from quizapp.web.extensions import limit, limiter
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -112,13 +113,7 @@ def _exercise(quiz_id: str, name: str) -> Exercise:
 
 
 @bp.route("/token", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"))
-@limiter.shared_limit(
-    limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
-    "login-failures",  # shared with POST /login
-    key_func=account_key,
-    deduct_when=failed_login,
-)
+@sign_in_limits()  # shared with POST /login
 def token() -> tuple[Response, int]:
     """``{"username", "password"[, "name"]}`` -> 201 ``{"token"}``; 401 on wrong credentials."""
     body = _json_body()

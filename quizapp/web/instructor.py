@@ -35,6 +35,7 @@ from quizapp.config import flag
 from quizapp.models import Exercise, User, db
 from quizapp.page import page_markup, render_page
 from quizapp.services import deadlines
+from quizapp.services.incidents import recent_incidents
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
 
@@ -235,6 +236,7 @@ def exercise(quiz_id: str, name: str) -> str:
         stats=stats,
         chart=bar_chart_svg(stats.histogram, title=f"Best scores on {ex.title}"),
         regrades=inst.regrade_history(db.session, ex.id),
+        incidents=recent_incidents(db.session, ex.id),
         csrf_form=EmptyForm(),
     )
 
@@ -495,6 +497,24 @@ def excusal(user_id: int) -> WResponse:
     return redirect(url_for("instructor.student", user_id=user_id))
 
 
+@bp.route("/students/<int:user_id>/sign-out", methods=["POST"])
+def sign_out_student(user_id: int) -> WResponse:
+    """Sign a student out everywhere: every session, remember-me cookie and API token of theirs
+    ends (a lost laptop, a shared account).  Students only: instructors sign themselves out on
+    their account page."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = db.session.get(User, user_id)
+    if user is None:
+        abort(404)
+    if user.role != "student":
+        raise services.Forbidden("Only a student can be signed out from here.")
+    services.end_sessions(db.session, user_id, tokens=True)
+    flash(f"{user.name} is signed out everywhere; their API tokens are revoked.", "success")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
 @bp.route("/students/<int:user_id>/reset-link", methods=["POST"])
 def reset_link(user_id: int) -> str:
     form = EmptyForm()
@@ -623,7 +643,7 @@ def leaderboard() -> Any:
         return login_manager.unauthorized()
     page = _int_arg("page", 1, 1, 10**6)
     board = inst.scoreboard(db.session, page=page, per_page=PER_PAGE)
-    mine = inst.scoreboard(db.session, only_user_id=int(current_user.get_id()))
+    mine = inst.scoreboard(db.session, only_user_id=int(current_user.id))
     me = mine.rows[0] if mine.rows else None
     return render_template("instructor/leaderboard.html", board=board, me=me)
 

@@ -315,6 +315,12 @@ def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
             db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
         )
     except services.Conflict as err:
+        # A second click of the same button (the form says after which variant it was shown):
+        # the first click made the new variant, so this one lands on it instead of a 409.
+        after = request.form.get("after", "")
+        progress = services.get_progress(db.session, _user(), exercise)
+        if after.isdigit() and progress is not None and progress.current_variant > int(after):
+            return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
         return render_exercise(exercise, error=err.message, status=409)
     flash(
         f"This is variant {variant.variant_number}: new numbers, for practice "

@@ -22,15 +22,24 @@ class ImpossibleParams(ValueError):
     """The params make the kind's guarantees impossible to meet (e.g. a range too small)."""
 
 
+#: Largest magnitude of a range bound in any kind's params (as for expression variables): the
+#: numbers a student works with by hand, and products that stay exact in floating point.
+MAX_RANGE = 10**6
+
+
 def _check_range(r: tuple[int, int]) -> tuple[int, int]:
     if r[0] > r[1]:
         raise ValueError(f"integers range [{r[0]}, {r[1]}] is reversed: write [{r[1]}, {r[0]}]")
+    if max(abs(r[0]), abs(r[1])) > MAX_RANGE:
+        raise ValueError(f"integers range [{r[0]}, {r[1]}]: bounds must be within ±{MAX_RANGE}")
     return r
 
 
 def _check_frange(r: tuple[float, float]) -> tuple[float, float]:
     if r[0] > r[1]:
         raise ValueError(f"range [{r[0]}, {r[1]}] is reversed: write [{r[1]}, {r[0]}]")
+    if not max(abs(r[0]), abs(r[1])) <= MAX_RANGE:
+        raise ValueError(f"range [{r[0]}, {r[1]}]: bounds must be within ±{MAX_RANGE}")
     return r
 
 

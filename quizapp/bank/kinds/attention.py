@@ -245,7 +245,7 @@ class RetrievalRank(Kind):
         keywords: int = Field(4, ge=2, le=6)
         d: int = Field(3, ge=2, le=9)
         entries: IntRange = (0, 3)
-        margin: float = Field(1.0, gt=0)
+        margin: float = Field(1.0, gt=0, le=100)
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)

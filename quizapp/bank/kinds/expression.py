@@ -33,7 +33,12 @@ from quizapp.bank.expression import (
     truth,
 )
 from quizapp.bank.kinds import register_kind
-from quizapp.bank.schema import ExpressionSpec, VariableSpec
+from quizapp.bank.schema import (
+    MAX_VARIABLE_CELLS,
+    MAX_VARIABLE_DIM,
+    ExpressionSpec,
+    VariableSpec,
+)
 from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
@@ -64,22 +69,27 @@ def _generation_error(exc: Exception) -> ExpressionError:
     return ExpressionError(f"{type(exc).__name__}: {exc}")
 
 
-def _dim(d: int | str, values: dict[str, Any], name: str) -> int:
+def _dim(d: int | str, values: dict[str, Any], name: str, what: str = "matrix") -> int:
+    """A dimension of the matrix or vector variable ``name``: a number, or an earlier integer
+    variable from 1 to ``MAX_VARIABLE_DIM``."""
     if isinstance(d, int):
         return d
     if d not in values:
         raise ExpressionError(f"variable {name}: dimension {d!r} is not an earlier variable")
     v = np.asarray(values[d], dtype=float)
+    bound = f"an integer from 1 to {MAX_VARIABLE_DIM}"
     if v.size != 1:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, but {d} is an "
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, but {d} is an "
             f"array of shape {v.shape}"
         )
-    if v.size != 1 or not float(v.reshape(())).is_integer() or not 1 <= float(v.reshape(())) <= 12:
+    x = float(v.reshape(()))
+    if not x.is_integer() or not 1 <= x <= MAX_VARIABLE_DIM:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, got {values[d]}"
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, got {values[d]:g} "
+            f"(a matrix has at most {MAX_VARIABLE_DIM} rows and columns)"
         )
-    return int(v.reshape(()))
+    return int(x)
 
 
 def draw_variable(
@@ -91,8 +101,13 @@ def draw_variable(
             _dim(spec.matrix[0], values, name),
             _dim(spec.matrix[1], values, name),
         )
+        if shape[0] * shape[1] > MAX_VARIABLE_CELLS:
+            raise ExpressionError(
+                f"variable {name}: a {shape[0]} x {shape[1]} matrix has more than "
+                f"{MAX_VARIABLE_CELLS} cells"
+            )
     elif spec.vector is not None:
-        shape = (_dim(spec.vector, values, name),)
+        shape = (_dim(spec.vector, values, name, "vector"),)
     else:
         shape = ()
     if spec.integers is not None:
@@ -211,6 +226,17 @@ class ExpressionKind(Kind):
             if arr.ndim > 2:
                 raise ExpressionError(
                     f"the answer has shape {arr.shape}; at most a matrix is allowed"
+                )
+            if arr.size == 0:
+                raise ExpressionError(
+                    f"the answer {answer.text!r} is empty (shape {arr.shape}): no student could "
+                    "give it"
+                )
+            if arr.ndim and (max(arr.shape) > MAX_VARIABLE_DIM or arr.size > MAX_VARIABLE_CELLS):
+                raise ExpressionError(
+                    f"the answer is a matrix of shape {arr.shape}; an answer has at most "
+                    f"{MAX_VARIABLE_DIM} rows and columns ({MAX_VARIABLE_CELLS} entries), what a "
+                    "student can type"
                 )
         except Exception as exc:  # noqa: BLE001 - reported at the answer's line
             raise _blame(_generation_error(exc), "answer") from exc
