@@ -12,6 +12,9 @@
 - ``index``: a 1-based position as shown (or the label itself, e.g. ``pet tips``);
   ``variant.expected`` is that 1-based number.
 
+- ``parts`` (a multi-part variant): the answer is a mapping part name -> text or grid, graded
+  part by part with follow-through by :func:`quizapp.bank.parts.grade_parts`.
+
 An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verdicts follow
 :class:`quizapp.grading.types.Verdict`.
 """
@@ -19,7 +22,7 @@ An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verd
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +32,7 @@ from quizapp.bank.kinds._util import latex_row, num
 from quizapp.bank.types import Variant
 from quizapp.grading import InvalidAnswer, Mistake, Verdict, cells_close, grade, parse_number
 
-Answer = str | Sequence[Sequence[str]]
+Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
 
 __all__ = ["grade_answer", "expected_answer_text"]
 
@@ -51,6 +54,15 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     input: an answer that cannot be read gives an ``invalid`` verdict saying what is wrong and
     where.  Each mistake code appears at most once in ``mistakes`` (the first found is kept).
     """
+    if variant.parts or variant.answer_form.type == "parts":
+        from quizapp.bank.parts import grade_parts
+
+        if not isinstance(answer, Mapping):
+            names = ", ".join(p.name for p in variant.parts)
+            return _invalid(f"This exercise has parts ({names}): answer each part.")
+        return grade_parts(variant, answer)
+    if isinstance(answer, Mapping):
+        return _invalid("This exercise has one answer, not parts.")
     verdict = _dispatch(variant, answer)
     seen: set[str] = set()
     unique = []
@@ -352,9 +364,15 @@ def _text(a: np.ndarray) -> str:
 def expected_answer_text(variant: Variant) -> str:
     """Text of a correct answer for ``variant`` (full precision), as a student could type it.
 
-    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.
+    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.  For a
+    multi-part variant: one line per part, ``S = ...`` (its parts' answers are
+    :func:`quizapp.bank.parts.expected_part_answers`).
     """
     form = variant.answer_form
+    if variant.parts:
+        from quizapp.bank.parts import expected_part_answers
+
+        return "\n".join(f"{k} = {v}" for k, v in expected_part_answers(variant).items())
     if form.type == "choice":
         return _LETTERS[int(variant.expected)]
     if form.type == "index":

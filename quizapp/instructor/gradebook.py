@@ -28,12 +28,41 @@ from quizapp.services import totals
 
 
 @dataclass(slots=True)
+class PartCell:
+    """One part of a multi-part exercise in a student's cell: the points its best submission
+    earned on it of those ``available``, and whether they came by follow-through."""
+
+    points: float
+    available: float
+    score: float
+    follow_through: bool = False
+
+
+@dataclass(slots=True)
 class GradebookCell:
-    """One student x exercise cell: ``points`` (None: never attempted), or excused."""
+    """One student x exercise cell: ``points`` (None: never attempted), or excused; for a
+    multi-part exercise ``parts`` (part name -> :class:`PartCell`) of the best submission."""
 
     points: float | None
     excused: bool = False
     score: float | None = None
+    parts: dict[str, PartCell] | None = None
+
+
+def part_cells(best_parts: Any, exercise_points: float) -> dict[str, PartCell] | None:
+    """A progress row's ``best_parts`` as :class:`PartCell` objects, in points of the exercise's
+    current ``exercise_points`` (each part's share of them); None for a single-answer one."""
+    if not best_parts:
+        return None
+    out = {}
+    for name, figures in best_parts.items():
+        share = float(figures.get("share") or 0.0)
+        score = float(figures.get("score") or 0.0)
+        available = round(share * float(exercise_points), 6)
+        out[str(name)] = PartCell(
+            round(score * available, 6), available, score, bool(figures.get("follow_through"))
+        )
+    return out
 
 
 @dataclass(slots=True)
@@ -117,23 +146,26 @@ def course_percent(
 
 def _student_row(
     student: tuple[int, str, str | None, str | None],
-    attempted: Mapping[str, tuple[float, float]],
+    attempted: Mapping[str, tuple[float, float] | tuple[float, float, Any]],
     columns: Sequence[tuple[str, str, float]],
     quizzes: Mapping[str, GradebookQuiz],
     excused: set[tuple[int, str]],
     config: CourseConfig,
 ) -> GradebookRow:
     """One student's gradebook row from their attempted cells (exercise id -> (best points, best
-    score)); ``columns`` are (exercise id, quiz id, points) of the live exercises, in order."""
+    score[, best parts])); ``columns`` are (exercise id, quiz id, points) of the live exercises,
+    in order."""
     user_id, username, display_name, email = student
     cells: dict[str, GradebookCell] = {}
     totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
     for ex_id, ex_quiz, ex_points in columns:
-        points, score = attempted.get(ex_id, (None, None))
+        got = attempted.get(ex_id, (None, None))
+        points, score = got[0], got[1]
+        parts = part_cells(got[2], ex_points) if len(got) > 2 else None
         if excused and (user_id, ex_id) in excused:
-            cells[ex_id] = GradebookCell(points, excused=True, score=score)
+            cells[ex_id] = GradebookCell(points, excused=True, score=score, parts=parts)
             continue
-        cells[ex_id] = GradebookCell(points, score=score)
+        cells[ex_id] = GradebookCell(points, score=score, parts=parts)
         total = totals[ex_quiz]
         total.earned += points or 0.0
         total.available += ex_points
@@ -200,20 +232,26 @@ def gradebook(
     wanted = set(ids)
     # Plain column tuples, not ORM objects (a class of 10,000 x 40 is 400,000 progress rows), and
     # for the whole course one sequential scan filtered here rather than 40 index range lookups.
-    attempted: dict[tuple[int, str], tuple[float, float]] = {}  # -> (best points, best score)
+    # -> (best points, best score[, best parts of a multi-part exercise])
+    attempted: dict[tuple[int, str], tuple[float, float] | tuple[float, float, Any]] = {}
     stmt = select(
         Progress.user_id,
         Progress.exercise_id,
         Progress.best_points,
         Progress.best_score,
         Progress.attempts_used,
+        Progress.best_parts,
     )
     if quiz_id is not None:
         stmt = stmt.where(Progress.exercise_id.in_(ids))
     if ids:
-        for user_id, exercise_id, best_points, best_score, used in session.execute(stmt):
+        for user_id, exercise_id, best_points, best_score, used, parts in session.execute(stmt):
             if used and exercise_id in wanted and user_id in student_ids:
-                attempted[(user_id, exercise_id)] = (float(best_points), float(best_score))
+                key = (user_id, exercise_id)
+                if parts:
+                    attempted[key] = (float(best_points), float(best_score), parts)
+                else:
+                    attempted[key] = (float(best_points), float(best_score))
     excused = {
         (user_id, exercise_id)
         for user_id, exercise_id in session.execute(
@@ -312,6 +350,47 @@ def _table_row(quizzes: Sequence[GradebookQuiz], row: GradebookRow) -> list[Any]
         out.append(None if t.percent is None else round(t.percent, 2))
     out.append(None if row.course_percent is None else round(row.course_percent, 2))
     return out
+
+
+def gradebook_parts_table(gb: Gradebook) -> list[list[Any]]:
+    """The per-part scores of the multi-part exercises, one row per student, exercise and part
+    of their best submission (header first): ``username``, ``display_name``, ``email``,
+    ``exercise``, ``part``, ``points available``, ``points``, ``score``, ``follow-through``
+    (1 when the part's points came from the student's own earlier answers).  Excused cells are
+    left out.  The main gradebook CSV keeps one column per exercise (what an LMS imports)."""
+    table: list[list[Any]] = [
+        [
+            "username",
+            "display_name",
+            "email",
+            "exercise",
+            "part",
+            "points available",
+            "points",
+            "score",
+            "follow-through",
+        ]
+    ]
+    for row in gb.rows:
+        for ex in gb.exercises:
+            cell = row.cells[ex.id]
+            if cell.excused or not cell.parts:
+                continue
+            for name, part in cell.parts.items():
+                table.append(
+                    [
+                        row.username,
+                        row.display_name,
+                        row.email,
+                        ex.id,
+                        name,
+                        part.available,
+                        part.points,
+                        round(part.score, 4),
+                        int(part.follow_through),
+                    ]
+                )
+    return table
 
 
 def write_csv(table: Iterable[Sequence[Any]]) -> str:

@@ -37,7 +37,8 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
     For regrades and integrity checks: the result equals what :func:`submit` maintains
     incrementally (best score/points over graded attempts of variant 1, ``best_reached_at`` = the
     first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first correct,
-    ``submissions_count`` and ``last_activity`` over all rows).  Points use the exercise's current
+    ``submissions_count`` and ``last_activity`` over all rows, ``best_parts`` of a multi-part
+    exercise from the submission reaching the best).  Points use the exercise's current
     ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
     """
     exercise = session.get(Exercise, exercise_id)
@@ -63,6 +64,13 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
     progress.best_points = round(best * float(exercise.points), 6)
     progress.attempts_used = len(graded)
     progress.best_reached_at = next((sub.created_at for sub in graded if sub.score == best), None)
+    top = next((sub for sub in graded if sub.score == best and best > 0), None)
+    progress.best_parts = None
+    if top is not None and (top.verdict or {}).get("parts"):
+        from quizapp.services.part_answers import best_parts
+        from quizapp.services.variants import stored_variant
+
+        progress.best_parts = best_parts(stored_variant(top.variant), top.verdict)
     progress.solved_at = next((sub.created_at for sub in graded if sub.status == "correct"), None)
     progress.submissions_count = len(rows)
     progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)

@@ -161,6 +161,8 @@ def quizzes() -> Response:
 
 def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
+    if form.type == "parts":
+        return out
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
     if form.type == "partial_matrix" and form.given is not None:
@@ -177,13 +179,50 @@ def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _answer_format(stored: str) -> str:
+    """The answer format as the API names it: ``text``, ``cells`` or ``parts``."""
+    if stored in ("text", "json"):
+        return "text"
+    return "parts" if stored == "parts" else "cells"
+
+
+def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list[dict[str, Any]]:
+    """Each part of a multi-part variant: name, points, prompt, answer form, hints, the earlier
+    parts it uses (follow-through), and once finished its correct answer and worked steps."""
+    pages = {p["name"]: p for p in page.get("parts", [])}
+    out = []
+    for part in bank_variant.parts:
+        shown = pages.get(part.name, {})
+        one: dict[str, Any] = {
+            "name": part.name,
+            "points": part.points,
+            "prompt": part.prompt,
+            "prompt_html": shown.get("prompt_html", ""),
+            "answer_form": _form_json(part.answer_form, shown),
+            "hints": list(part.hints),
+            "uses": list(part.uses),
+        }
+        if finished:
+            one["expected"] = shown.get("expected_text", "")
+            one["solution"] = [
+                {
+                    "title": s.title,
+                    "text": s.text,
+                    "value": services.json_safe(s.value) if s.value is not None else None,
+                }
+                for s in part.solution
+            ]
+        out.append(one)
+    return out
+
+
 def _submission_json(sub: Any) -> dict[str, Any]:
     out = {k: v for k, v in (sub.verdict or {}).items()}
     out.update(
         {
             "id": sub.id,
             "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
-            "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
+            "answer_format": _answer_format(sub.answer_format),
             "used_attempt": sub.used_attempt,
             "points": sub.points,
             "created_at": sub.created_at.isoformat(),
@@ -213,6 +252,8 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "finished": state.finished,
         "practice_available": state.finished and exercise.practice,
     }
+    if bank_variant.parts:
+        out["parts"] = _parts_json(bank_variant, page, state.finished)
     if state.finished:
         out["expected"] = page["expected_text"]
         out["solution"] = [
@@ -272,25 +313,42 @@ def list_submissions(quiz_id: str, name: str) -> Response:
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
 @authenticated
 def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
-    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
-    and uses no attempt) -> 201 verdict + attempts left + points."""
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` (a multi-part exercise: ``{"parts":
+    {NAME: TEXT or [[TEXT]], ...}}``, some parts or all), optionally with ``"variant_id"`` (the
+    id the variant's GET gave: an answer to a variant that is no longer current is refused with
+    409 and uses no attempt) -> 201 verdict (with ``parts`` for a multi-part exercise) +
+    attempts left + points."""
     exercise = _exercise(quiz_id, name)
     body = _json_body()
-    keys = {"answer", "cells"} & set(body)
+    keys = {"answer", "cells", "parts"} & set(body)
     if len(keys) != 1:
         raise ApiError(
-            400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
+            400,
+            "Send exactly one of {'answer': TEXT}, {'cells': [[TEXT, ...], ...]} or, for an "
+            "exercise with parts, {'parts': {NAME: TEXT or [[TEXT, ...], ...], ...}}.",
         )
     for_variant = body.get("variant_id")
     if for_variant is not None and (
         isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
     ):
         raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
-    extra = set(body) - {"answer", "cells", "variant_id"}
+    extra = set(body) - {"answer", "cells", "parts", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
-    if "answer" in body:
+    if "parts" in body:
+        answer = body["parts"]
+        if not isinstance(answer, dict):
+            raise ApiError(400, "'parts' must map each part's name to its text or grid.")
+        for part_name, value in answer.items():
+            if not isinstance(value, str) and not (
+                isinstance(value, list) and all(isinstance(r, list) for r in value)
+            ):
+                raise ApiError(
+                    400,
+                    f"Part {str(part_name)[:40]!r}: give its answer as text or as a list of "
+                    "rows, each a list of cell texts.",
+                )
+    elif "answer" in body:
         answer = body["answer"]
         if not isinstance(answer, str):
             raise ApiError(400, "'answer' must be text (the answer as you would type it).")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import (
     Blueprint,
     current_app,
@@ -18,7 +20,7 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.page import page_markup
-from quizapp.web import display
+from quizapp.web import display, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
 
@@ -70,7 +72,8 @@ def render_exercise(
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
-    form = services.stored_variant(variant).answer_form
+    bank_variant = services.stored_variant(variant)
+    form = bank_variant.answer_form
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -94,15 +97,27 @@ def render_exercise(
         answer = None
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
-    form_view = display.build_form_view(
-        form,
-        choices_html=page["choices"],
-        answer=answer,
-        cells=cells,
-        invalid_cell=invalid_cell,
-        check_cells=current is not None and current.status == "invalid",
-        parsed=current.parsed if current is not None and isinstance(answer, str) else None,
-    )
+    parts = None
+    if bank_variant.parts:
+        form_view = display.FormView(mode="parts", type="parts")
+        parts = parts_view.build_part_views(
+            bank_variant,
+            page["parts"],
+            answers=answer if isinstance(answer, dict) else None,
+            verdict=current.verdict if current is not None else None,
+            parsed=current.parsed if current is not None else None,
+            finished=state.finished,
+        )
+    else:
+        form_view = display.build_form_view(
+            form,
+            choices_html=page["choices"],
+            answer=answer,
+            cells=cells,
+            invalid_cell=invalid_cell,
+            check_cells=current is not None and current.status == "invalid",
+            parsed=current.parsed if current is not None and isinstance(answer, str) else None,
+        )
     quiz = exercise.quiz
     now = services.utcnow()
     closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
@@ -118,16 +133,23 @@ def render_exercise(
         "current": current,
         "result": result,
         "form": form_view,
+        "parts": parts,
         "error": error,
         "closed": closed,
         "finished": state.finished,
         "solution": page["solution"] if state.finished else None,
         "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
-        "decode": services.decode_raw_answer,
+        "decode": _decoded,
         "extra_mistakes": display.extra_mistake_messages,
     }
     return render_template("student/exercise.html", **context), status
+
+
+def _decoded(answer_format: str, raw_answer: str) -> str | list[list[str]]:
+    """A stored answer as the submissions table shows it (a multi-part answer as text)."""
+    answer = services.decode_raw_answer(answer_format, raw_answer)
+    return parts_view.answer_text(answer) if isinstance(answer, dict) else answer
 
 
 def check_form_encoding() -> None:
@@ -173,7 +195,8 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    form = services.stored_variant(variant).answer_form
+    bank_variant = services.stored_variant(variant)
+    form = bank_variant.answer_form
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
@@ -181,8 +204,15 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
-    posted = display.read_posted_answer(form, request.form)
+    posted: str | list[list[str]] | dict[str, Any] | None
+    if bank_variant.parts:
+        only = request.form.get("only") or None
+        posted = parts_view.read_posted_parts(bank_variant, request.form, only=only)
+    else:
+        posted = display.read_posted_answer(form, request.form)
     for_variant = _posted_variant_id()
+    if bank_variant.parts and not posted:
+        return render_exercise(exercise, error="Type an answer for at least one part.", status=400)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             exercise, posted=posted, error="Type an answer before submitting.", status=400
@@ -202,7 +232,8 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise, posted=None, error=err.message, status=400)
     except (services.Conflict, services.Forbidden) as err:
         return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
-    keep = posted if result.verdict.get("status") == "invalid" else None
+    # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
+    keep = posted if result.verdict.get("status") == "invalid" and not bank_variant.parts else None
     return render_exercise(exercise, result=result, posted=keep)
 
 
