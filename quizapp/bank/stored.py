@@ -156,13 +156,6 @@ def freeze(variant: Variant) -> dict[str, Any]:
     return out
 
 
-def _answer_form(data: dict[str, Any]) -> AnswerForm:
-    form = {k: decode(v) for k, v in data.items()}
-    if isinstance(form.get("shape"), list):  # shapes are tuples; old lists stay readable
-        form["shape"] = tuple(form["shape"])
-    return AnswerForm(**form)
-
-
 def _thaw_part(data: dict[str, Any]) -> Part:
     tol = data.get("tolerance")
     return Part(
@@ -184,6 +177,24 @@ def _thaw_part(data: dict[str, Any]) -> Part:
         context=decode(data.get("context", {})),
         hints=[str(h) for h in data.get("hints", [])],
     )
+
+
+def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:
+    """Only the answer form of a stored variant (what a page needs to show its inputs), without
+    decoding the rest.  Raises ``ValueError`` like :func:`thaw`."""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError(f"not a stored variant of format {FORMAT}")
+    try:
+        return _answer_form(record["answer_form"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed stored variant: {exc}") from exc
+
+
+def _answer_form(data: dict[str, Any]) -> AnswerForm:
+    form = {k: decode(v) for k, v in data.items()}
+    if isinstance(form.get("shape"), list):  # shapes are tuples
+        form["shape"] = tuple(form["shape"])
+    return AnswerForm(**form)
 
 
 def thaw(record: dict[str, Any]) -> Variant:

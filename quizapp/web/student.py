@@ -72,8 +72,9 @@ def render_exercise(
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
-    bank_variant = services.stored_variant(variant)
-    form = bank_variant.answer_form
+    form = services.stored_answer_form(variant)
+    # A multi-part variant's parts are read from the whole stored record.
+    bank_variant = services.stored_variant(variant) if form.type == "parts" else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -98,7 +99,7 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     parts = None
-    if bank_variant.parts:
+    if bank_variant is not None:
         form_view = display.FormView(mode="parts", type="parts")
         parts = parts_view.build_part_views(
             bank_variant,
@@ -195,8 +196,9 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    bank_variant = services.stored_variant(variant)
-    form = bank_variant.answer_form
+    form = services.stored_answer_form(variant)
+    # A multi-part variant's parts are read from the whole stored record.
+    bank_variant = services.stored_variant(variant) if form.type == "parts" else None
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
@@ -205,13 +207,13 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             status=400,
         )
     posted: str | list[list[str]] | dict[str, Any] | None
-    if bank_variant.parts:
+    if bank_variant is not None:
         only = request.form.get("only") or None
         posted = parts_view.read_posted_parts(bank_variant, request.form, only=only)
     else:
         posted = display.read_posted_answer(form, request.form)
     for_variant = _posted_variant_id()
-    if bank_variant.parts and not posted:
+    if bank_variant is not None and not posted:
         return render_exercise(exercise, error="Type an answer for at least one part.", status=400)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
@@ -233,7 +235,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     except (services.Conflict, services.Forbidden) as err:
         return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
     # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
-    keep = posted if result.verdict.get("status") == "invalid" and not bank_variant.parts else None
+    keep = posted if result.verdict.get("status") == "invalid" and bank_variant is None else None
     return render_exercise(exercise, result=result, posted=keep)
 
 
