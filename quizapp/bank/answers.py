@@ -12,8 +12,9 @@
 - ``index``: a 1-based position as shown (or the label itself, e.g. ``pet tips``);
   ``variant.expected`` is that 1-based number.
 
-- ``parts`` (a multi-part variant): the answer is a mapping part name -> text or grid, graded
-  part by part with follow-through by :func:`quizapp.bank.parts.grade_parts`.
+- ``parts`` (a multi-part variant): the answer is a mapping part name -> text or grid (or one
+  text, ``S = ...`` lines, :func:`quizapp.bank.parts.parse_part_text`), graded part by part with
+  follow-through by :func:`quizapp.bank.parts.grade_parts`.
 
 An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verdicts follow
 :class:`quizapp.grading.types.Verdict`.
@@ -55,11 +56,16 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     where.  Each mistake code appears at most once in ``mistakes`` (the first found is kept).
     """
     if variant.parts or variant.answer_form.type == "parts":
-        from quizapp.bank.parts import grade_parts
+        from quizapp.bank.parts import grade_parts, parse_part_text
 
+        names = [p.name for p in variant.parts]
+        if isinstance(answer, str):
+            answer = parse_part_text(answer, names) or answer
         if not isinstance(answer, Mapping):
-            names = ", ".join(p.name for p in variant.parts)
-            return _invalid(f"This exercise has parts ({names}): answer each part.")
+            return _invalid(
+                f"This exercise has parts ({', '.join(names)}): answer each part, one after "
+                f"another, each starting on its own line with its name ({names[0]} = ...)."
+            )
         return grade_parts(variant, answer)
     if isinstance(answer, Mapping):
         return _invalid("This exercise has one answer, not parts.")

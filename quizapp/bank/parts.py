@@ -437,6 +437,37 @@ def part_names(variant: Variant) -> list[str]:
     return [p.name for p in variant.parts]
 
 
+def parse_part_text(text: str, names: Sequence[str]) -> dict[str, str] | None:
+    """A whole multi-part answer typed as text, one part after another, each starting on its
+    own line with its name (``S = 1 2; 3 4`` or ``S: ...``; a matrix may continue over the next
+    lines): part name -> its text.  None unless the text starts with a part's name and names
+    no part twice.  (What :func:`quizapp.bank.answers.expected_answer_text` writes.)"""
+    import re
+
+    if not names:
+        return None
+    head = re.compile(
+        r"^\s*("
+        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        + r")\s*[=:]"
+    )
+    out: dict[str, str] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        m = head.match(line)
+        if m:
+            current = m.group(1)
+            if current in out:
+                return None
+            out[current] = line[m.end() :]
+        elif current is None:
+            if line.strip():
+                return None
+        else:
+            out[current] += "\n" + line
+    return {k: v.strip() for k, v in out.items()} or None
+
+
 def grade_parts(
     variant: Variant, answers: Mapping[str, Answer], *, locked: frozenset[str] = frozenset()
 ) -> Verdict:

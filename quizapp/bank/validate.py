@@ -331,7 +331,7 @@ def _check_parts(
     for k, message in dependency_problems(names, answer_reads, variables):
         i = indexes[k]
         _item, here = items[i]
-        if message.endswith("(parts must differ)"):
+        if message.startswith("the part name"):  # about the name itself
             mark = part_names[k][2]
             message = message.replace(
                 "(parts must differ)", f"(first at line {first_line[names[k]]})"

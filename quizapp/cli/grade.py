@@ -7,7 +7,8 @@ Two forms (the contract in design.md):
   :mod:`quizapp.grading.parse`);
 - ``quizapp grade EXERCISE_ID --seed N --answer TEXT [--bank PATH]`` grades against the variant
   ``seed`` of a bank exercise, with the exercise's own tolerance and detectors; for a
-  multi-part exercise ``--part NAME=TEXT`` (repeated, some parts or all) instead of ``--answer``.
+  multi-part exercise ``--part NAME=TEXT`` (repeated, some parts or all), or ``--answer`` with
+  every part on its own lines (``S = ...``).
 
 ``--json`` prints exactly one JSON object ``{"status", "score", "message", "cells", "mistakes"}``
 (with ``"parts": {NAME: {"status", "score", "follow_through", "message", "cells",
@@ -106,11 +107,6 @@ def _grade_exercise(
             f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
         ) from None
     names = [p.name for p in getattr(variant, "parts", None) or []]
-    if names and not isinstance(answer, dict):
-        raise click.UsageError(
-            f"exercise {exercise_id!r} has parts ({', '.join(names)}): give --part NAME=ANSWER "
-            "for each part you answer, instead of --answer"
-        )
     if isinstance(answer, dict):
         if not names:
             raise click.UsageError(
