@@ -488,3 +488,44 @@ def test_a_head_computed_wrong_is_carried_into_the_concatenation() -> None:
     assert got.parts["C"].follow_through and got.parts["C"].status == "correct"
     assert got.parts["O"].follow_through and got.parts["O"].status == "correct"
     assert got.score == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize(
+    "exercise_id",
+    [
+        "05-attention/02a-attention-step-by-step",
+        "05-attention/03a-self-attention-step-by-step",
+        "05-attention/06a-multi-head-step-by-step",
+        "05-attention/01a-weights-step-by-step",
+    ],
+)
+def test_each_parts_mistakes_are_named_on_that_part_only(exercise_id: str) -> None:
+    """For every mistake a part names: the answer that mistake produces (the kind's own
+    formula, quizapp/bank/kinds/_mistakes.py; the formulas are checked against NumPy in
+    tests/test_bank_detectors.py), typed in that part with every other part right, is named
+    there and nowhere else, and never on the right answer."""
+    from test_web_support import EXERCISES
+
+    from quizapp.bank import load_bank
+    from quizapp.bank.kinds._mistakes import mistaken_value
+
+    quiz = load_bank(EXERCISES / exercise_id.split("/")[0])
+    ex = quiz.exercises[exercise_id]
+    fired: set[str] = set()
+    for seed in range(6):
+        v = ex.generate(seed)
+        right = expected_part_answers(v)
+        assert grade_answer(v, right).mistakes == []
+        for part in v.parts:
+            for code in part.detectors:
+                if code == "rows_dont_sum_to_one":
+                    wrong = np.asarray(part.expected, float).copy()
+                    wrong.flat[0] += 0.3
+                else:
+                    wrong = mistaken_value(code, part.context)
+                verdict = grade_answer(v, {**right, part.name: text(np.atleast_2d(wrong), 9)})
+                assert code in verdict.parts[part.name].mistake_codes, (seed, part.name, code)
+                others = [n for n, pv in verdict.parts.items() if n != part.name and pv.mistakes]
+                assert others == [], (seed, part.name, code, others)
+                fired.add(code)
+    assert "missing_scale" in fired
