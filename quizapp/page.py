@@ -212,13 +212,15 @@ def render_page(variant: Any) -> dict[str, Any]:
     ``expected_html`` (the expected value as MathML, None for choices and indices).
 
     A multi-part variant's page also has ``parts`` (see :func:`part_pages`); its top-level
-    ``solution`` lists every part's steps and ``expected_html`` is None (each part has its own).
+    ``solution`` lists every part's steps, ``expected_text`` is "" and ``expected_html`` None
+    (each part has its own).
     """
     from quizapp.bank import expected_answer_text
 
     form = variant.answer_form
     try:
-        text = expected_answer_text(variant)
+        # a multi-part variant shows each part's answer with the part (``parts``)
+        text = "" if getattr(variant, "parts", None) else expected_answer_text(variant)
     except Exception:  # noqa: BLE001 - a kind without a canonical text: show the value only
         text = ""
     expected_html = None

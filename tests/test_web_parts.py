@@ -489,6 +489,9 @@ def test_statistics_and_gradebook_show_per_part_scores_and_follow_through(app) -
         assert by["S"].correct == 1 and by["W"].correct == 1  # ben
         assert by["W"].follow_through_students == 1 and by["W"].follow_through == 1  # ana
         assert by["W"].refused == 1  # cy: an all-zero S makes W trivial
+        assert stats.wrong_answers == []  # counted per part instead
+        zeros = "[" + ", ".join(["[0, 0, 0]"] * 2) + "]"
+        assert (zeros, 1) in by["S"].wrong_answers
         # cy's zeros and thirds are right where the true S is 0 and W rounds to 0.33
         s_c = float(np.mean(S_c == 0))
         w_c = float(np.mean(np.abs(np.round(1 / 3, 2) - W_c) <= 0.0051))
@@ -536,6 +539,8 @@ def test_instructor_pages_show_the_parts(app) -> None:
     assert resp.status_code == 200 and resp.mimetype == "text/csv"
     rows = list(csv.reader(io.StringIO(resp.get_data(as_text=True).lstrip("\ufeff"))))
     assert rows[0][3] == "exercise" and {r[4] for r in rows[1:]} == {"S", "W"}
+    student_page = text(prof.get(f"/instructor/students/{services_user_id(app, 'ana')}"))
+    assert "S: (partial)" in student_page and "W: (correct by follow-through)" in student_page
     preview = text(prof.get(f"/instructor/exercises/{STEPS}/preview?seed=3"))
     assert "Part S" in preview and "follow-through from S" in preview
     page = prof.get(f"/instructor/exercises/{STEPS}/preview?seed=3").get_data(as_text=True)

@@ -75,6 +75,8 @@ class PartStats:
     submissions: int = 0
     follow_through: int = 0
     refused: int = 0
+    #: this part's most frequent wrong answers (as :func:`normalize_answer_value`), with counts
+    wrong_answers: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -234,7 +236,8 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         graded += 1
         for code in codes or []:
             mistakes[str(code)] += 1
-        if status in ("incorrect", "partial"):
+        if status in ("incorrect", "partial") and not isinstance(parsed, dict):
+            # (a multi-part answer's wrong answers are counted per part: PartStats)
             key = normalize_answer_value(parsed) if parsed is not None else None
             if key is None:
                 key = " ".join(str(raw).split())[:80]
@@ -282,7 +285,7 @@ def _part_statistics(
     Reads the progress rows given and, only when the exercise has multi-part submissions, the
     verdicts of its graded submissions."""
     rows = session.execute(
-        select(Submission.verdict).where(
+        select(Submission.verdict, Submission.parsed).where(
             Submission.exercise_id == exercise.id,
             Submission.answer_format == "parts",
             Submission.used_attempt.is_(True),
@@ -301,12 +304,17 @@ def _part_statistics(
     answered: Counter[str] = Counter()
     ft: Counter[str] = Counter()
     refused: Counter[str] = Counter()
-    for (verdict,) in rows:
+    wrong: dict[str, Counter[str]] = defaultdict(Counter)
+    for verdict, parsed in rows:
         for name, v in ((verdict or {}).get("parts") or {}).items():
             order.setdefault(name)
             if not isinstance(v, dict) or v.get("status") in ("unanswered", "ungraded", None):
                 continue
             answered[name] += 1
+            if v.get("status") in ("incorrect", "partial") and isinstance(parsed, dict):
+                key = normalize_answer_value(parsed.get(name))
+                if key is not None:
+                    wrong[name][key] += 1
             if v.get("follow_through"):
                 ft[name] += 1
             elif "No follow-through credit" in str(v.get("message", "")):
@@ -331,6 +339,7 @@ def _part_statistics(
                 submissions=answered[name],
                 follow_through=ft[name],
                 refused=refused[name],
+                wrong_answers=wrong[name].most_common(5),
             )
         )
     return out

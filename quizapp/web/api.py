@@ -256,6 +256,10 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         out["parts"] = _parts_json(bank_variant, page, state.finished)
     if state.finished:
         out["expected"] = page["expected_text"]
+        if bank_variant.parts:  # each part's, one per line (as quizapp grade --answer takes it)
+            out["expected"] = "\n".join(
+                f"{p['name']} = {p['expected_text']}" for p in page.get("parts", [])
+            )
         out["solution"] = [
             {
                 "title": s.title,
