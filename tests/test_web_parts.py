@@ -550,3 +550,62 @@ def test_instructor_pages_show_the_parts(app) -> None:
     )
     assert resp.status_code == 200
     assert "Part S: <strong>" in text(resp) and "Part W: <strong>unanswered" in text(resp)
+
+
+def test_every_bundled_multi_part_exercise_shows_its_parts(app) -> None:
+    """The student's page and the instructor's preview of each bundled multi-part exercise
+    list its parts in order (the names the bank gives them)."""
+    from test_web_support import EXERCISES
+
+    from quizapp.bank import load_bank
+
+    bank = load_bank(EXERCISES)
+    multi = {
+        eid: [p.name for p in ex.generate(0).parts]
+        for eid, ex in bank.exercises.items()
+        if ex.generate(0).parts
+    }
+    assert len(multi) >= 6
+    client = signed_in(app, "ana")
+    prof = instructor(app)
+    for eid, names in multi.items():
+        page = page_of(client, eid)
+        at = [page.index(f"Part {n}") for n in names]
+        assert at == sorted(at), eid
+        preview = prof.get(f"/instructor/exercises/{eid}/preview?seed=0")
+        assert preview.status_code == 200, eid
+        assert all(f'id="part-{n}"' in preview.get_data(as_text=True) for n in names), eid
+
+
+def test_regrade_of_a_built_in_kind_with_steps_applies_the_new_tolerance_to_its_parts(
+    app,
+) -> None:
+    """attention with steps: true keeps its stored parts' answers (the kind computes them only
+    while drawing); a regrade gives every part the current tolerance."""
+    from quizapp.instructor import regrade_exercise
+
+    values = variant_values(app, "ana", PIPELINE)
+    Q, K, V = (np.asarray(values[k], float) for k in ("Q", "K", "V"))
+    S = Q @ K.T
+    Z = S / np.sqrt(Q.shape[1])
+    W = softmax_rows(Z)
+    off = np.round(W, 2) + 0.03  # wrong at 2 decimals, right at 1 (0.051)
+    result = submit(
+        app,
+        "ana",
+        PIPELINE,
+        {"S": lines(S, 0), "Z": lines(Z, 2), "W": lines(off, 2), "O": lines(W @ V, 2)},
+    )
+    assert result.verdict["parts"]["W"]["status"] == "incorrect"
+    _edit(app, PIPELINE, "tolerance: {decdig: 2}", "tolerance: {decdig: 1}")
+    sync(app)
+    with app.app_context():
+        summary = regrade_exercise(db.session, PIPELINE)
+    assert summary.rekeyed == 1 and summary.changed == 1
+    (sub,) = rows_of(app, PIPELINE)
+    assert sub.verdict["parts"]["W"]["status"] == "correct"
+    assert [sub.verdict["parts"][n]["status"] for n in "SZO"] == ["correct"] * 3
+    with app.app_context():
+        stored = services.stored_variant(db.session.get(Variant, sub.variant_id))
+    assert all(p.tolerance.digits == 1 for p in stored.parts)
+    np.testing.assert_allclose(stored.parts[2].expected, W, rtol=1e-12)  # the stored key

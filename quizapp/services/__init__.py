@@ -4,7 +4,7 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``submissions``, ``progress``). This package re-exports their public names, so callers write
+``part_answers``, ``submissions``, ``progress``). This package re-exports their public names, so callers write
 ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
