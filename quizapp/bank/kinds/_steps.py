@@ -257,7 +257,7 @@ def multi_head_parts(
             "C",
             "Concatenate the heads side by side: $C = ["
             + " \\mid ".join(f"H_{i + 1}" for i in range(h))
-            + "]$.",
+            + "]$, to 2 decimal places.",
             concat,
             steps[1 + h],
             f"hstack({', '.join(names)})",
