@@ -187,6 +187,13 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     assert "no longer your current one" in body and "used no attempt" in body
     assert f'name="variant" value="{second_id}"' in body  # the current variant is shown
     assert len(stored_submissions(app)) == 1
+    # A variant field that is no variant id is refused too, without grading.
+    garbage = client.post(
+        _url(TWO),
+        data={"csrf_token": csrf_from(first), "variant": "abc", "via": "text", "answer": "1, 2"},
+    )
+    assert garbage.status_code == 400 and "not graded" in garbage.get_data(as_text=True)
+    assert len(stored_submissions(app)) == 1
     # The JSON API says the same for a stale variant_id, and accepts the current one.
     token = _api_token(app, "ana")
     api = app.test_client()

@@ -36,7 +36,9 @@ STOP_AFTER = 5
 
 @dataclass(frozen=True)
 class CheckFailure:
-    """One failed check: the exercise, the seed (``None`` for checks across seeds), what failed."""
+    """One failed check: the exercise, the seed (``None`` for checks across seeds), what failed.
+    ``count``: how many failures the line stands for (a line folding the seeds that failed with
+    the same message stands for all of them)."""
 
     exercise_id: str
     seed: int | None
@@ -44,6 +46,7 @@ class CheckFailure:
     file: str | None = None
     line: int | None = None
     column: int | None = None
+    count: int = 1
 
     def __str__(self) -> str:
         where = self.exercise_id if self.seed is None else f"{self.exercise_id} seed {self.seed}"
@@ -283,7 +286,10 @@ def check_exercise(
         if n > REPORT_SAME:
             failures.append(
                 CheckFailure(
-                    exercise.id, None, f"{n - REPORT_SAME} more seeds failed with: {message}"
+                    exercise.id,
+                    None,
+                    f"{n - REPORT_SAME} more seeds failed with: {message}",
+                    count=n - REPORT_SAME,
                 )
             )
     if count >= 2 and len(prints) == 1:

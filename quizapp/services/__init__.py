@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``part_answers``, ``submissions``, ``progress``). This package re-exports their public names, so callers write
-``services.submit(...)``.
+``part_answers``, ``preview``, ``submissions``, ``progress``). This package re-exports their
+public names, so callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
@@ -48,9 +48,13 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    QuizPosition,
     QuizSummary,
+    quiz_points,
+    quiz_position,
     quiz_summaries,
     recompute_progress,
 )
@@ -107,6 +111,8 @@ __all__ = [
     "ExerciseSummary",
     "Forbidden",
     "NotFound",
+    "PreviewResult",
+    "QuizPosition",
     "QuizSummary",
     "ServiceError",
     "SubmissionRow",
@@ -116,6 +122,8 @@ __all__ = [
     "VariantState",
     "authenticate",
     "bank_exercise",
+    "preview_answer",
+    "quiz_position",
     "begin_write",
     "canonical_answer",
     "answer_grid_shape",
@@ -139,6 +147,7 @@ __all__ = [
     "new_practice_variant",
     "normalize_answer",
     "printable_text",
+    "quiz_points",
     "quiz_summaries",
     "recompute_progress",
     "revoke_api_token",

@@ -33,7 +33,9 @@ from quizapp.services.answer_input import (
     encode_raw_answer,
     normalize_answer,
 )
-from quizapp.services.errors import BadRequest, Conflict, Forbidden
+from quizapp.services.deadlines import Credit, attempt_credit, credited
+from quizapp.services.deadlines import exercise_points as points_of
+from quizapp.services.errors import BadRequest, Conflict
 from quizapp.services.part_answers import (
     best_parts,
     check_part_shapes,
@@ -116,6 +118,8 @@ class SubmitResult:
                 "attempts": self.attempts,
                 "attempts_left": self.attempts_left,
                 "points": self.points,
+                "late": self.submission.late,
+                "credit": self.submission.credit,
                 "best_points": self.best_points,
                 "solved": self.solved,
                 "finished": self.finished,
@@ -211,7 +215,10 @@ def submit(
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
-      after committing such a graded attempt it sends ``quizapp.signals.score_changed``.
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``;
+    - after the quiz closes, ``quizapp.services.deadlines.attempt_credit`` says what the answer
+      earns (late credit, the student's extension) or refuses it; the credit is stored with the
+      submission and the best score counts the credited value.
 
     Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
@@ -220,21 +227,17 @@ def submit(
     multi = isinstance(answer, dict)
     answer = normalize_part_answers(answer) if multi else normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
-    check_quiz_visible(exercise.quiz, user)
-    if not user.is_instructor and exercise.quiz.closes_at is not None:
-        if (now or utcnow()) >= exercise.quiz.closes_at:
-            raise Forbidden(
-                f"The quiz '{exercise.quiz.title}' closed on "
-                f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
-            )
+    now = now or utcnow()
+    check_quiz_visible(exercise.quiz, user, now)
+    credit = attempt_credit(session, exercise.quiz, user, now)  # Forbidden when too late
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = get_or_create_variant(session, user, exercise, seed_secret)
     if for_variant is not None and for_variant != variant.id:
         raise Conflict(
-            "This answer was written for a variant that is no longer your current one (a new "
-            f"variant, number {variant.variant_number}, was opened since); it was not graded "
-            "and used no attempt. Here is your current variant."
+            "This answer was written for a variant that is no longer your current one (your "
+            f"current variant is number {variant.variant_number}); it was not graded and used no "
+            "attempt. Reload the exercise to see your current variant."
         )
     bank_variant = stored_variant(variant)
     posted = answer
@@ -298,13 +301,7 @@ def submit(
         canonical_answer(answer).encode("utf-8", "surrogatepass")
     ).hexdigest()
     graded = [sub for sub in submissions if sub.used_attempt]
-    # The same figures as variant_state()'s aggregate, from the rows.
-    state = VariantState(
-        attempts=int(exercise.attempts),
-        attempts_used=len(graded),
-        solved=any(sub.status == "correct" for sub in graded),
-        best_score=max((float(sub.score) for sub in graded), default=0.0),
-    )
+    state = VariantState.of(submissions, exercise.attempts)
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()
@@ -321,6 +318,7 @@ def submit(
             earlier.parsed,
         )
         used = False
+        credit = Credit(earlier.credit, earlier.late)
         vdict["message"] = (
             "You already submitted this answer; it used no attempt. "
             + str(vdict.get("message", ""))
@@ -338,7 +336,7 @@ def submit(
         parsed = json_safe(verdict.parsed)
         used = verdict.status != "invalid"
 
-    points = round(score * float(exercise.points), 6)
+    points = round(score * credit.credit * float(exercise.points), 6)
     values = dict(
         variant_id=variant.id,
         user_id=user_id,
@@ -354,6 +352,8 @@ def submit(
         points=points,
         mistakes=mistakes,
         used_attempt=used,
+        late=credit.late,
+        credit=credit.credit,
         attempt_number=state.attempts_used + 1 if used else None,
         duplicate_of_id=earlier.id if earlier is not None else None,
         source=source,
@@ -372,9 +372,12 @@ def submit(
     progress.last_activity = now
     if not variant.is_practice and used:
         progress.attempts_used = attempts_used
-        if score > (progress.best_score or 0.0):
-            progress.best_score = score
-            progress.best_points = round(score * float(exercise.points), 6)
+        if credited(score, credit.credit) > (progress.best_score or 0.0):
+            progress.best_score = credited(score, credit.credit)
+            progress.best_credit, progress.best_late = credit.credit, credit.late
+            progress.best_points = points_of(
+                progress.best_score, exercise.points, progress.override_points
+            )
             progress.best_reached_at = now
             progress.best_parts = best_parts(bank_variant, vdict)
         elif progress.best_reached_at is None:
@@ -434,6 +437,8 @@ class SubmissionRow(VerdictView):
     points: float
     mistakes: list[str]
     used_attempt: bool
+    late: bool
+    credit: float
     attempt_number: int | None
     duplicate_of_id: int | None
     source: str
