@@ -436,6 +436,9 @@ class Progress(db.Model):
     - ``best_reached_at``: when ``best_score`` was first reached (scoreboard tie-break: earlier wins).
     - ``last_activity``: the last submission (any variant, any status).
     - ``current_variant``: the variant number shown on the exercise page.
+    - ``best_parts``: for a multi-part exercise, the parts of the submission that reached
+      ``best_score``: part name -> ``{"score", "share", "follow_through"}`` (``share`` of the
+      exercise's points; see ``quizapp.services.part_answers.best_parts``), else None.
     """
 
     __tablename__ = "progress"
@@ -462,6 +465,7 @@ class Progress(db.Model):
     best_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     last_activity: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     current_variant: Mapped[int] = mapped_column(Integer, default=1)
+    best_parts: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     user: Mapped[User] = relationship(foreign_keys=[user_id])
     exercise: Mapped[Exercise] = relationship()

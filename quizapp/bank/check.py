@@ -5,7 +5,11 @@ finite and shaped as the answer form says; the ``expression`` kind's
 ``require`` constraints hold; the prompt, hints and worked solution render (template and
 Markdown/LaTeX, with no formula that fails to convert); the expected answer, written as text by
 ``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; and no
-mistake detector fires on it.  Across seeds: the variants really vary (not all identical).
+mistake detector fires on it.  A multi-part variant is checked part by part (each part's
+expected answer finite and shaped as its form says, graded correct with no mistake named), its
+follow-through expressions give the true values from the true earlier values, and an answer
+carried forward from a wrong earlier part earns the follow-through credit.  Across seeds: the
+variants really vary (not all identical).
 """
 
 from __future__ import annotations
@@ -80,6 +84,9 @@ def _finite(value: Any) -> bool:
 
 
 def _fingerprint(v: Variant) -> str:
+    if v.parts:
+        expected = b"\0".join(np.asarray(p.expected, dtype=float).tobytes() for p in v.parts)
+        return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
     expected = (
         np.asarray(v.expected).tobytes() if _finite(v.expected) else repr(v.expected).encode()
     )
@@ -99,7 +106,9 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         message = err.message.removeprefix(f"seed {seed}: ").removesuffix(f" (seed {seed})")
         fails.append(CheckFailure(exercise.id, seed, message, err.file, err.line, err.column))
         return None, fails
-    if not _finite(v.expected):
+    if v.parts:
+        fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_parts(v))
+    elif not _finite(v.expected):
         fail(f"the expected answer is not finite: {v.expected!r}")
     form = v.answer_form
     if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
@@ -119,6 +128,9 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                 fail(f"require {text!r}: {exc.message}")
     texts = [("prompt", v.prompt)] + [(f"hint {i + 1}", h) for i, h in enumerate(v.hints)]
     texts += [(f"solution step {s.title!r}", s.text) for s in v.solution]
+    for p in v.parts:
+        texts.append((f"part {p.name}'s prompt", p.prompt))
+        texts += [(f"part {p.name}'s hint {i + 1}", h) for i, h in enumerate(p.hints)]
     for label, text in texts:
         try:
             html = render_markdown(text)
@@ -131,7 +143,12 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
     if grading is not None:
         grade_answer, expected_answer_text = grading
         try:
-            answer = expected_answer_text(v)
+            if v.parts:
+                from quizapp.bank.parts import expected_part_answers
+
+                answer: Any = expected_part_answers(v)
+            else:
+                answer = expected_answer_text(v)
             verdict = grade_answer(v, answer)
         except Exception as exc:
             fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
@@ -146,7 +163,94 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                     "a mistake detector fires on the expected answer: "
                     + ", ".join(m.code for m in verdict.mistakes)
                 )
+            for name, part in (verdict.parts or {}).items():
+                if part.mistakes:
+                    fail(
+                        f"a mistake detector fires on part {name}'s expected answer: "
+                        + ", ".join(m.code for m in part.mistakes)
+                    )
+            if v.parts and verdict.status == "correct":
+                fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
     return v, fails
+
+
+def _check_parts(v: Variant) -> list[str]:
+    """Each part's expected value is finite and shaped as its answer form says, and its
+    follow-through expression gives that value from the true earlier values."""
+    from quizapp.bank.expression import ExpressionError, evaluate
+    from quizapp.bank.parts import numeric_values
+
+    out = []
+    true = {p.name: p.expected for p in v.parts}
+    for p in v.parts:
+        if not _finite(p.expected):
+            out.append(f"part {p.name}'s expected answer is not finite")
+            continue
+        form = p.answer_form
+        if form.shape is not None and tuple(np.shape(p.expected)) != tuple(form.shape):
+            out.append(
+                f"part {p.name}'s answer form has shape {form.shape}, its expected answer "
+                f"{np.shape(p.expected)}"
+            )
+        if p.follow_through:
+            env = {**numeric_values(v.values), **{u: true[u] for u in p.uses}}
+            try:
+                again = np.asarray(evaluate(p.follow_through, env), dtype=float)
+            except ExpressionError as exc:
+                out.append(f"part {p.name}'s follow-through {p.follow_through!r}: {exc.message}")
+                continue
+            exp = np.asarray(p.expected, dtype=float)
+            if again.shape != exp.shape or not np.allclose(again, exp, rtol=1e-9, atol=1e-9):
+                out.append(
+                    f"part {p.name}'s follow-through {p.follow_through!r} on the true earlier "
+                    "values does not give its expected answer"
+                )
+    return out
+
+
+def _check_carried(v: Variant) -> list[str]:
+    """For each part computed from earlier parts: with its first earlier part answered wrong
+    (one entry off by 1), the part's value computed from that wrong answer is graded correct
+    (by follow-through, or because the slip does not change it), unless refused as trivial."""
+    from dataclasses import replace
+
+    from quizapp.bank.answers import grade_answer
+    from quizapp.bank.expression import ExpressionError, evaluate
+    from quizapp.bank.parts import expected_part_answers, numeric_values, part_variant
+
+    out = []
+    answers = expected_part_answers(v)
+    true = {p.name: np.asarray(p.expected, dtype=float) for p in v.parts}
+    by_name = {p.name: p for p in v.parts}
+    for p in v.parts:
+        if not p.follow_through or not p.uses or (p.follow_through_credit or 0) <= 0:
+            continue
+        first = p.uses[0]
+        if by_name[first].answer_form.type not in ("scalar", "vector", "matrix"):
+            continue
+        wrong = true[first].copy()
+        wrong.flat[0] += 1.0
+        env = {**numeric_values(v.values), **{u: true[u] for u in p.uses}, first: wrong}
+        try:
+            carried = np.asarray(evaluate(p.follow_through, env), dtype=float)
+        except ExpressionError:
+            continue
+        if carried.shape != true[p.name].shape or not np.all(np.isfinite(carried)):
+            continue
+        from quizapp.bank.answers import expected_answer_text
+
+        typed = {
+            **answers,
+            first: expected_answer_text(replace(part_variant(v, by_name[first]), expected=wrong)),
+            p.name: expected_answer_text(replace(part_variant(v, p), expected=carried)),
+        }
+        verdict = grade_answer(v, typed).parts[p.name]
+        if verdict.status != "correct" and "No follow-through credit" not in verdict.message:
+            out.append(
+                f"part {p.name} computed from a wrong {first} is {verdict.status}, not correct "
+                f"by follow-through: {verdict.message}"
+            )
+    return out
 
 
 def check_exercise(

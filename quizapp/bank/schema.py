@@ -213,13 +213,72 @@ class AnswerFormSpec(_Strict):
         return v
 
 
+class PartSpec(_Strict):
+    """One part of a multi-part ``expression`` exercise (``parts:``, see docs/multi-part.md).
+
+    ``answer`` is an expression over the variables and the names of EARLIER parts (a part that
+    names one is graded with follow-through).  ``points`` is the part's share of the exercise's
+    points (parts that leave it out share what the others leave); ``tolerance``,
+    ``answer_form`` and ``hints`` as for a whole exercise (the exercise's tolerance by default);
+    ``follow_through_credit`` (0 to 1) overrides the exercise's; ``detectors`` names the mistakes
+    of a built-in kind to recognise, with expressions for that kind's inputs
+    (``{attention: {Q: Q, K: K, ask: weights}}``, see ``quizapp.bank.parts.DETECTOR_FAMILIES``).
+    """
+
+    name: str = Field(min_length=1, max_length=40)
+    prompt: str = ""
+    answer: str
+    answer_form: AnswerFormSpec | None = None
+    tolerance: ToleranceSpec | None = None
+    points: int | None = Field(default=None, ge=0, le=1000, strict=True)
+    hints: list[str] = Field(default_factory=list)
+    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
+    detectors: dict[str, dict[str, Any]] | None = None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v) or v.startswith("_"):
+            raise ValueError(
+                f"a part's name is a letter followed by letters, digits or _, got {v!r}"
+            )
+        return v
+
+    @field_validator("detectors")
+    @classmethod
+    def _detectors(cls, v: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+        if v is None:
+            return v
+        from quizapp.bank.parts import detector_spec_problem
+
+        problem = detector_spec_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
 class ExpressionSpec(KindParams):
-    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind)."""
+    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind): one
+    ``answer``, or ``parts`` (each with its own answer; see :class:`PartSpec`)."""
 
     variables: dict[str, VariableSpec] = Field(default_factory=dict)
     require: list[str] = Field(default_factory=list)
-    answer: str
+    answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    parts: list[PartSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _answer_or_parts(self) -> ExpressionSpec:
+        if self.answer is not None and self.parts:
+            raise ValueError("give either answer: or parts:, not both")
+        if self.answer is None and not self.parts:
+            raise ValueError("kind expression needs an 'answer:' expression (or parts:)")
+        return self
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -251,6 +310,8 @@ class ExerciseSpec(_Strict):
     require: list[str] | None = None
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    parts: list[PartSpec] | None = None
+    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -294,6 +355,10 @@ class ExerciseSpec(_Strict):
                     f"hint {i} has {len(hint):,} characters; a hint has at most {MAX_HINT_CHARS:,}"
                 )
         return v
+
+    def follow_through_value(self) -> float:
+        """The share of a part's credit earned by follow-through (default 1.0: full credit)."""
+        return 1.0 if self.follow_through_credit is None else float(self.follow_through_credit)
 
     def tolerance_value(self) -> Tolerance:
         """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""

@@ -19,6 +19,10 @@ The encoding round-trips every value a kind produces, bit for bit and type for t
 - a NumPy array as ``{"$a": dtype, "s": shape, "v": flat values}`` (dtypes ``bool``, integers,
   floats); a NumPy scalar as ``{"$s": dtype, "v": value}``.
 
+A multi-part variant adds ``parts`` (one object per :class:`~quizapp.bank.types.Part`, its
+fields encoded the same way); a variant without parts has no ``parts`` key, so the records
+stored before parts existed, and those of single-answer variants, are the same documents.
+
 Anything else (an object array, a function, a custom class) raises :class:`TypeError`: a kind
 that produces one must be fixed, not stored lossily.  Pure: no Flask, no database.
 """
@@ -32,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from quizapp.bank.types import AnswerForm, SolutionStep, Variant
+from quizapp.bank.types import AnswerForm, Part, SolutionStep, Variant
 from quizapp.grading.types import Tolerance
 
 #: Version of this document's layout (``record["format"]``); :func:`thaw` refuses others.
@@ -126,12 +130,33 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
     return {f.name: encode(getattr(obj, f.name)) for f in fields(obj)}
 
 
+def _freeze_part(part: Part) -> dict[str, Any]:
+    return {
+        "name": part.name,
+        "prompt": part.prompt,
+        "expected": encode(part.expected),
+        "answer_form": _dataclass_dict(part.answer_form),
+        "solution": [_dataclass_dict(step) for step in part.solution],
+        "tolerance": None if part.tolerance is None else _dataclass_dict(part.tolerance),
+        "points": None if part.points is None else float(part.points),
+        "follow_through": part.follow_through,
+        "uses": list(part.uses),
+        "follow_through_credit": None
+        if part.follow_through_credit is None
+        else float(part.follow_through_credit),
+        "detectors": list(part.detectors),
+        "context": encode(part.context),
+        "hints": list(part.hints),
+    }
+
+
 def freeze(variant: Variant) -> dict[str, Any]:
-    """The JSON document of ``variant`` (every field of :class:`Variant`, ``format`` added).
+    """The JSON document of ``variant`` (every field of :class:`Variant`, ``format`` added;
+    ``parts`` only when it has parts).
 
     Raises ``TypeError`` if a value cannot be stored exactly (see the module docstring).
     """
-    return {
+    out = {
         "format": FORMAT,
         "exercise_id": variant.exercise_id,
         "seed": int(variant.seed),
@@ -147,6 +172,32 @@ def freeze(variant: Variant) -> dict[str, Any]:
         "detectors": list(variant.detectors),
         "hints": list(variant.hints),
     }
+    if variant.parts:
+        out["parts"] = [_freeze_part(p) for p in variant.parts]
+    return out
+
+
+def _thaw_part(data: dict[str, Any]) -> Part:
+    tol = data.get("tolerance")
+    return Part(
+        name=str(data["name"]),
+        prompt=str(data["prompt"]),
+        expected=decode(data["expected"]),
+        answer_form=_answer_form(data["answer_form"]),
+        solution=[
+            SolutionStep(**{k: decode(v) for k, v in step.items()}) for step in data["solution"]
+        ],
+        tolerance=None if tol is None else Tolerance(**{k: decode(v) for k, v in tol.items()}),
+        points=None if data.get("points") is None else float(data["points"]),
+        follow_through=data.get("follow_through"),
+        uses=tuple(str(u) for u in data.get("uses", [])),
+        follow_through_credit=None
+        if data.get("follow_through_credit") is None
+        else float(data["follow_through_credit"]),
+        detectors=tuple(data.get("detectors", [])),
+        context=decode(data.get("context", {})),
+        hints=[str(h) for h in data.get("hints", [])],
+    )
 
 
 def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:
@@ -193,6 +244,7 @@ def thaw(record: dict[str, Any]) -> Variant:
             context=decode(record["context"]),
             detectors=tuple(record["detectors"]),
             hints=[str(h) for h in record["hints"]],
+            parts=[_thaw_part(p) for p in record.get("parts", [])],
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed stored variant: {exc}") from exc

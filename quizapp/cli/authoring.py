@@ -271,11 +271,14 @@ def _show(exercise: Exercise, v: Any, seed: int) -> None:
     out(click.style("Prompt", underline=True))
     out(v.prompt.rstrip())
     out("")
-    out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
-    out(click.style("Expected answer", underline=True) + ":")
-    out(_expected_text(v))
-    if answer is not None:
-        out(f"    as typed: {_denoise(answer)}")
+    if v.parts:
+        _preview_parts(v, out)
+    else:
+        out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
+        out(click.style("Expected answer", underline=True) + ":")
+        out(_expected_text(v))
+        if answer is not None:
+            out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
@@ -292,6 +295,35 @@ def _show(exercise: Exercise, v: Any, seed: int) -> None:
         out(click.style("Hints", underline=True))
         for i, hint in enumerate(v.hints, start=1):
             out(f"  {i}. {hint}")
+
+
+def _preview_parts(v: Any, out: Any) -> None:
+    """The parts of a multi-part variant: prompt, form, points, tolerance, follow-through,
+    detectors and expected answer of each."""
+    from dataclasses import replace
+
+    from quizapp.bank.answers import expected_answer_text
+
+    for part in v.parts:
+        one = replace(v, expected=part.expected, answer_form=part.answer_form, parts=[])
+        out(click.style(f"Part {part.name}", underline=True) + f" ({part.points:g} points)")
+        if part.prompt:
+            out("  " + part.prompt.rstrip().replace("\n", "\n  "))
+        out("  answer form: " + _form_text(part.answer_form))
+        tol = part.tolerance.to_dict() if part.tolerance is not None else {}
+        out("  tolerance: " + ", ".join(f"{k}={v_}" for k, v_ in tol.items()))
+        if part.uses:
+            credit = 1.0 if part.follow_through_credit is None else part.follow_through_credit
+            out(
+                f"  follow-through: {part.follow_through} from your {', '.join(part.uses)} "
+                f"({credit:.0%} credit)"
+            )
+        if part.detectors:
+            out("  mistakes named: " + ", ".join(part.detectors))
+        out("  expected:")
+        out(_expected_text(one).replace("\n", "\n  ").replace("    ", "      ", 1))
+        out(f"    as typed: {_denoise(expected_answer_text(one))}")
+        out("")
 
 
 def _attach() -> None:

@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``preview``, ``submissions``, ``progress``). This package re-exports their public names, so
-callers write ``services.submit(...)``.
+``part_answers``, ``preview``, ``submissions``, ``progress``). This package re-exports their
+public names, so callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write

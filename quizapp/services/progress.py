@@ -28,7 +28,13 @@ if TYPE_CHECKING:
     pass
 
 
-from quizapp.services.deadlines import Schedule, apply_best, best_attempt, schedule_for
+from quizapp.services.deadlines import (
+    Schedule,
+    apply_best,
+    best_attempt,
+    credited,
+    schedule_for,
+)
 from quizapp.services.errors import NotFound
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import retry_conflicts
@@ -43,9 +49,11 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
     For regrades and integrity checks: the result equals what :func:`submit` maintains
     incrementally (best credited score over graded attempts of variant 1, ``best_reached_at`` =
     the first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first
-    correct, ``submissions_count`` and ``last_activity`` over all rows), through
+    correct, ``submissions_count`` and ``last_activity`` over all rows, ``best_parts`` of a
+    multi-part exercise from the attempt reaching the best), through
     ``deadlines.best_attempt`` / ``apply_best``: an instructor's override stays and wins.  Points
-    use the exercise's current ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
+    use the exercise's current ``points``.  Returns None (and changes nothing) when there are no
+    submissions and no row.
     """
     exercise = session.get(Exercise, exercise_id)
     if exercise is None:
@@ -65,8 +73,18 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
         progress = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
         session.add(progress)
     graded = [sub for sub, number in rows if sub.used_attempt and number == 1]
-    apply_best(progress, best_attempt(graded), float(exercise.points))
+    best = best_attempt(graded)
+    apply_best(progress, best, float(exercise.points))
     progress.attempts_used = len(graded)
+    progress.best_parts = None
+    reached = next(
+        (s for s in graded if best.score > 0 and credited(s.score, s.credit) == best.score), None
+    )  # the attempt best_attempt chose (the first reaching the best score)
+    if reached is not None and (reached.verdict or {}).get("parts"):
+        from quizapp.services.part_answers import best_parts
+        from quizapp.services.variants import stored_variant
+
+        progress.best_parts = best_parts(stored_variant(reached.variant), reached.verdict)
     progress.submissions_count = len(rows)
     progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)
     top = session.scalar(

@@ -35,7 +35,15 @@ from quizapp.services.answer_input import (
 )
 from quizapp.services.deadlines import Credit, attempt_credit, credited
 from quizapp.services.deadlines import exercise_points as points_of
-from quizapp.services.errors import Conflict
+from quizapp.services.errors import BadRequest, Conflict
+from quizapp.services.part_answers import (
+    best_parts,
+    check_part_shapes,
+    merge,
+    normalize_part_answers,
+    part_state,
+    part_verdicts,
+)
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 from quizapp.services.variants import (
@@ -120,11 +128,19 @@ class SubmitResult:
         return out
 
 
-def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
+def _grade(
+    bank_variant: BankVariant,
+    answer: str | list[list[str]] | dict[str, Any],
+    locked: set[str] | None = None,
+) -> Verdict:
     from quizapp.bank import grade_answer
     from quizapp.grading import Verdict
 
     try:
+        if isinstance(answer, dict):
+            from quizapp.bank.parts import grade_parts
+
+            return grade_parts(bank_variant, answer, locked=frozenset(locked or ()))
         return grade_answer(bank_variant, answer)
     except Exception:  # a grader bug must not lose the submission nor cost an attempt
         log.exception("grading failed for %s seed %s", bank_variant.exercise_id, bank_variant.seed)
@@ -137,6 +153,9 @@ def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
 
 
 def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
+    """The stored verdict: the grading contract's dict, the mistakes' sentences, the invalid
+    cell (and, for a multi-part answer, ``quizapp.services.part_answers.part_verdicts`` adds
+    the same per part)."""
     out = verdict.to_dict()
     out["mistake_messages"] = [m.message for m in verdict.mistakes]
     cell = getattr(verdict, "invalid_cell", None)
@@ -183,7 +202,11 @@ def submit(
     variant was opened in another tab) is refused with ``Conflict``, uses no attempt and stores
     nothing.
 
-    ``answer`` is the text as typed or a grid (list of rows of cell strings).  In ONE transaction
+    ``answer`` is the text as typed or a grid (list of rows of cell strings); for a multi-part
+    exercise a dict part name -> text or grid, which may answer some parts only: the others keep
+    their answers of the variant's last graded submission and a part already correct keeps its
+    answer (``quizapp.services.part_answers``); the whole answer is stored and graded, one
+    attempt per graded submission.  In ONE transaction
     (serialized per database on SQLite, per progress row on PostgreSQL): the ``Submission`` is
     appended and the ``Progress`` row updated.  Rules:
 
@@ -202,7 +225,8 @@ def submit(
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
     (quiz not open), ``Conflict`` (finished).
     """
-    answer = normalize_answer(answer)
+    multi = isinstance(answer, dict)
+    answer = normalize_part_answers(answer) if multi else normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
     now = now or utcnow()
     check_quiz_visible(exercise.quiz, user, now)
@@ -217,14 +241,28 @@ def submit(
             "attempt. Reload the exercise to see your current variant."
         )
     bank_variant = stored_variant(variant)
-    check_grid_shape(bank_variant.answer_form, answer)
-    answer_format, raw = encode_raw_answer(answer)
-    answer_hash = hashlib.sha256(
-        canonical_answer(answer).encode("utf-8", "surrogatepass")
-    ).hexdigest()
+    posted = answer
+    state_id: int | None = None
+    locked: set[str] = set()
+    taken: list[str] = []
+    ignored: list[str] = []
+    if bank_variant.parts:
+        if not multi:
+            names = ", ".join(p.name for p in bank_variant.parts)
+            raise BadRequest(
+                f"This exercise has parts ({names}): answer them by name, e.g. "
+                f'{{"parts": {{"{bank_variant.parts[0].name}": ...}}}}.'
+            )
+        check_part_shapes(bank_variant, posted)
+        previous, locked, state_id = part_state(bank_variant, submission_rows(session, variant.id))
+        answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+    elif multi:
+        raise BadRequest("This exercise has one answer, not parts: send the answer itself.")
+    else:
+        check_grid_shape(bank_variant.answer_form, answer)
     # Grade outside the lock (pure and possibly slow) against the stored variant; a regrade that
     # changes its key meanwhile is noticed below (``rekeyed_at``).
-    verdict = _grade(bank_variant, answer)
+    verdict = _grade(bank_variant, answer, locked)
     rekeyed_at = variant.rekeyed_at
     user_id, variant_id = user.id, variant.id
 
@@ -251,6 +289,18 @@ def submit(
     set_committed_value(exercise, "points", exercise_points)
     now = now or utcnow()
     submissions = submission_rows(session, variant.id)
+    if bank_variant.parts:
+        previous, locked_now, state_now = part_state(bank_variant, submissions)
+        if state_now != state_id:
+            # Another submission of this variant was stored meanwhile (another tab): the parts
+            # it answered or locked are merged in, and the answer graded again here (rare).
+            locked = locked_now
+            answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+            verdict = _grade(bank_variant, answer, locked)
+    answer_format, raw = encode_raw_answer(answer)
+    answer_hash = hashlib.sha256(
+        canonical_answer(answer).encode("utf-8", "surrogatepass")
+    ).hexdigest()
     graded = [sub for sub in submissions if sub.used_attempt]
     state = VariantState.of(submissions, exercise.attempts)
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
@@ -276,6 +326,10 @@ def submit(
         ).strip()
     else:
         vdict = json_safe(_verdict_dict(verdict))
+        if bank_variant.parts and verdict.parts is not None:
+            vdict = part_verdicts(
+                bank_variant, verdict, vdict, taken=taken, ignored=ignored, locked_before=locked
+            )
         score = float(verdict.score) if verdict.score == verdict.score else 0.0
         score = min(1.0, max(0.0, score))
         status = verdict.status
@@ -326,6 +380,7 @@ def submit(
                 progress.best_score, exercise.points, progress.override_points
             )
             progress.best_reached_at = now
+            progress.best_parts = best_parts(bank_variant, vdict)
         elif progress.best_reached_at is None:
             progress.best_reached_at = now  # first graded attempt, score 0
         if status == "correct" and progress.solved_at is None:
