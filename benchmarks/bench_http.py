@@ -32,11 +32,13 @@ from benchmarks.common import (
     WRK_DONE,
     Gunicorn,
     Result,
+    add_students,
     app_for,
     free_port,
     make_instance,
     require_tool,
     session_cookie,
+    store_variants,
     wrk,
 )
 
@@ -85,7 +87,8 @@ class ServeLikeGunicorn(Gunicorn):
     ``quizapp.cli.server.gunicorn_options``); started and stopped by its own process id."""
 
     def __init__(self, env: dict[str, str], *, workers: int = 2, threads: int = 4,
-                 worker_class: str | None = None) -> None:  # fmt: skip
+                 worker_class: str | None = None,
+                 profile_dir: Path | None = None) -> None:  # fmt: skip
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = dict(os.environ)
@@ -95,6 +98,8 @@ class ServeLikeGunicorn(Gunicorn):
                "--workers", str(workers), "--threads", str(threads)]  # fmt: skip
         if worker_class:
             cmd += ["--worker-class", worker_class]
+        if profile_dir is not None:
+            cmd += ["--profile-dir", str(profile_dir)]
         self.log = open(Path(env["QUIZAPP_INSTANCE"]) / "gunicorn.log", "w")  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=full_env, stdout=self.log,
                                      stderr=subprocess.STDOUT)  # fmt: skip
@@ -112,51 +117,25 @@ def _bank(root: Path) -> Path:
     return root / "exercises"
 
 
-def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """A fresh instance with ``n_users`` students, each with variant 1 of bench/system created,
-    and their (session cookie, CSRF token) pairs."""
-    from werkzeug.security import generate_password_hash
-
+def _prepare(
+    root: Path, n_users: int, database_url: str | None = None
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A fresh instance with ``n_users`` students, each with variant 1 of bench/system stored as
+    ``get_or_create_variant`` stores it (drawn, frozen and rendered), and their (session cookie,
+    CSRF token) pairs.  ``database_url``: the database (default a SQLite file in ``root``)."""
     from quizapp import services
-    from quizapp.bank import derive_seed
-    from quizapp.models import User, Variant, db, username_key
+    from quizapp.models import db
 
     env = make_instance(root / "instance", _bank(root), root / "bench.sqlite")
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
     app = app_for(env)
-    pairs = []
     with app.app_context():
         report = services.sync_folder(db.session, Path(env["QUIZAPP_EXERCISES"]))
         assert report.ok, report.summary()
-        hashed = generate_password_hash("benchmark-password", method="scrypt")
-        users = [
-            User(
-                username=f"s{i:05d}",
-                username_key=username_key(f"s{i:05d}"),
-                password_hash=hashed,
-                role="student",
-            )  # fmt: skip
-            for i in range(n_users)
-        ]
-        db.session.add_all(users)
-        db.session.commit()
-        exercise = services.get_exercise(db.session, "bench/system")
-        version_id = exercise.current_version.id
-        # Variant 1 of every student, as get_or_create_variant creates it (one bulk insert).
-        db.session.add_all(
-            [
-                Variant(
-                    user_id=user.id,
-                    exercise_id=exercise.id,
-                    variant_number=1,
-                    seed=derive_seed(env["QUIZAPP_SEED_SECRET"], user.id, exercise.id, 1),
-                    version_id=version_id,
-                )  # fmt: skip
-                for user in users
-            ]
-        )
-        db.session.commit()
-        for user in users:
-            pairs.append(session_cookie(app, user, USER_AGENT))
+        users = add_students(db.session, n_users)
+        store_variants(db.session, users, ["bench/system"], env["QUIZAPP_SEED_SECRET"])
+        pairs = [session_cookie(app, user, USER_AGENT) for user in users]
         db.engine.dispose()
     return env, pairs
 
@@ -214,7 +193,8 @@ def run(quick: bool = False) -> list[Result]:
             bare = _measure(server, bare_lua, seconds, **kw)
             # The warm-up's answers start at another offset: the same (student, answer) pair in
             # both runs would be an identical resubmission (stored, no attempt used, not counted).
-            warm = wrk(server.url, submit_lua, seconds=1, **dict(kw, args=[str(THREADS), "0"]))
+            # A worker's first submits pay one-time costs (imports, template compilation): 3 s.
+            warm = wrk(server.url, submit_lua, seconds=3, **dict(kw, args=[str(THREADS), "0"]))
             server.drain()
             submit = _measure(
                 server, submit_lua, seconds, **dict(kw, args=[str(THREADS), "1000000"])
