@@ -152,9 +152,9 @@ def _trust_proxies(app: Flask) -> None:
 
 
 #: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
-#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) plugs in here
-#: without editing this file.
-OPTIONAL_BLUEPRINTS = ("instructor",)
+#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) and the LMS
+#: connection (``lti``, issue 19) plug in here.
+OPTIONAL_BLUEPRINTS = ("instructor", "lti")
 
 
 def _register_optional_blueprints(app: Flask) -> None:
