@@ -113,6 +113,7 @@ WAITING = "waiting in socket calls and locks (wall time)"
 PHASES: tuple[tuple[str, str, str], ...] = (
     ("user loader (Flask-Login)", "/quizapp/web/__init__.py", "_load_user"),
     ("route: exercise()", "/quizapp/web/student.py", "exercise"),
+    ("  get_exercise_and_variant", "/quizapp/services/variants.py", "get_exercise_and_variant"),
     ("  get_exercise", "/quizapp/services/variants.py", "get_exercise"),
     ("  get_or_create_variant", "/quizapp/services/variants.py", "get_or_create_variant"),
     ("  submit()", "/quizapp/services/submissions.py", "submit"),
