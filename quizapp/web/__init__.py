@@ -16,7 +16,6 @@ from typing import Any
 from flask import Flask
 from flask import Response as FlaskResponse
 from limits.errors import ConfigurationError as LimitsConfigurationError
-from sqlalchemy import bindparam, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
@@ -172,17 +171,11 @@ def _register_optional_blueprints(app: Flask) -> None:
             module.init_app(app)
 
 
-#: The signed-in user by id, built once with a bound parameter: ``session.get`` builds and
-#: hashes a new SELECT on every call (the identity map is empty at the start of each request, so
-#: it always queries).  Same statement, same object in the session.
-_USER_BY_ID = select(User).where(User.id == bindparam("uid"))
-
-
 @login_manager.user_loader
 def _load_user(user_id: str) -> User | None:
     if not user_id.isdigit():
         return None
-    user = db.session.scalar(_USER_BY_ID, {"uid": int(user_id)})
+    user = db.session.get(User, int(user_id))
     return user if user is not None and user.active else None
 
 
