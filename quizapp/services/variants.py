@@ -9,10 +9,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, bindparam, func, inspect, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Load, Session, joinedload, undefer_group
-from sqlalchemy.orm.util import identity_key
 
 from quizapp.models import (
     Exercise,
@@ -146,15 +145,9 @@ def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
 def get_exercise(session: Session, exercise_id: str, *, include_archived: bool = False) -> Exercise:
     """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
     _check_exercise_id(exercise_id)
-    # The quiz comes in the same statement (every caller checks it is open).  An exercise the
-    # session already holds with its quiz (the submit after the route's read) is used as is, as
-    # ``session.get`` would; otherwise one prebuilt SELECT (``session.get`` builds and hashes a
-    # new one per call).
-    held = session.identity_map.get(identity_key(Exercise, exercise_id))
-    if held is not None and not inspect(held).expired and "quiz" in held.__dict__:
-        exercise: Exercise | None = held
-    else:
-        exercise = session.scalar(_EXERCISE_WITH_QUIZ, {"eid": exercise_id})
+    # The quiz comes in the same statement (every caller checks it is open); an exercise the
+    # session already holds (the submit after the page's read) is used as is.
+    exercise = session.get(Exercise, exercise_id, options=[joinedload(Exercise.quiz)])
     return _live_exercise(exercise, include_archived)
 
 
@@ -228,9 +221,6 @@ _CURRENT_VARIANT = (
         Variant.exercise_id == bindparam("eid"),
         Variant.variant_number == _CURRENT_NUMBER,
     )
-)
-_EXERCISE_WITH_QUIZ = (
-    select(Exercise).options(joinedload(Exercise.quiz)).where(Exercise.id == bindparam("eid"))
 )
 #: The exercise with its quiz and, when it exists, the student's current variant.
 _EXERCISE_AND_VARIANT = (
