@@ -1,22 +1,22 @@
-"""Figure 3: the submit endpoint under load vs a bare Flask route, on gunicorn + SQLite.
+"""Figure 3: the submit endpoint under load vs a bare Flask route, on ``quizapp serve`` + SQLite.
 
 What is measured: ``POST /exercises/bench/system`` (the form the browser posts: session cookie,
 CSRF token, ``via=text``, ``answer=(x, y)``) with wrk on loopback, 16 connections, against
 gunicorn started with ``quizapp serve``'s own settings (``python -m benchmarks.bench_app``, which
-takes them from ``quizapp.cli.server.gunicorn_options``: 2 workers of the read-timeout gthread
-class x 4 threads, keep-alive 5 s, the access log on), SQLite in WAL mode on the local disk with
-the default ``synchronous=NORMAL`` (``QUIZAPP_SQLITE_SYNCHRONOUS``).  Every request does the full
-path: load the signed-in user, check CSRF, find the
-student's variant, regenerate it (cached per process), grade the answer, store the submission and
-update the progress row in one ``BEGIN IMMEDIATE`` transaction, and render the exercise page with
-the verdict.  To keep it so, the benchmark instance lifts the rate limits (``QUIZAPP_RATELIMIT=0``),
-the exercise allows 100 attempts, every answer is different (never an "identical resubmission")
-and wrong (never "solved"), and requests rotate over many students (each gets a few submissions,
-as in class, so the page's submission history stays short).  Afterwards the number of stored
-submissions must equal the number of requests wrk completed.
+takes them from ``quizapp.cli.server.gunicorn_options``: its worker class, 2 workers x 4 threads,
+keep-alive 5 s, the access log on), SQLite in WAL mode on the local disk with the default
+``synchronous=NORMAL`` (``QUIZAPP_SQLITE_SYNCHRONOUS``).  Every request does the full path: load
+the signed-in user, check CSRF, read the exercise and the student's stored variant, grade the
+answer, store the submission and update the progress row and the scoreboard totals in one write
+transaction, and render the exercise page with the verdict.  To keep it so, the benchmark
+instance lifts the rate limits (``QUIZAPP_RATELIMIT=0``), the exercise allows 100 attempts,
+every answer is different (never an "identical resubmission") and wrong (never "solved"), and
+requests rotate over many students (each gets a few submissions, as in class, so the page's
+submission history stays short).  Afterwards the number of stored submissions must equal the
+number of requests wrk completed, and no response may be an error (4xx or 5xx).
 
 Baseline: ``GET /bench/ok`` of ``benchmarks/bench_app.py`` (a route returning "ok", on the same app,
-server and settings).
+server and settings).  ``benchmarks/bench_http_pg.py`` measures the same on PostgreSQL.
 """
 
 from __future__ import annotations
