@@ -90,6 +90,15 @@ def markdown_html(text: str) -> Markup:
     return Markup(render_markdown(text or ""))
 
 
+def inline_markdown_html(text: str) -> Markup:
+    """One line of Markdown (a heading's text) as inline HTML: :func:`markdown_html` without the
+    paragraph around it."""
+    html = str(markdown_html(text)).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        html = html[3:-4]
+    return Markup(html)
+
+
 _MATRIX_ENV_RE = re.compile(r"\\begin\{[pbBvV]?matrix\}")
 
 
@@ -120,9 +129,16 @@ def solution_steps(bank_variant: Any) -> list[dict[str, Any]]:
         steps.append(
             {
                 "title": step.title,
+                # The title as inline Markdown (expression exercises name a step by its formula).
+                "title_html": inline_markdown_html(step.title),
                 "text": markdown_html(step.text),
                 "value": value_html(value) if show_value else None,
-                "heatmap": heatmap_svg(value, step.row_labels, step.col_labels, title=step.title)
+                "heatmap": heatmap_svg(
+                    value,
+                    step.row_labels,
+                    step.col_labels,
+                    title=step.title if "$" not in step.title else "Attention weights",
+                )
                 if heat
                 else None,
             }
@@ -206,8 +222,9 @@ def render_page(variant: Any) -> dict[str, Any]:
     """The stored page of ``variant`` (a ``quizapp.bank.Variant``): a JSON-safe dict of HTML.
 
     Keys: ``format``, ``title``, ``prompt_html``, ``hints_html`` (list), ``choices_html`` (list,
-    or None when the answer is not a choice), ``solution`` (list of ``{"title", "text", "value",
-    "heatmap"}``, HTML strings or None: see :func:`solution_steps`), ``expected_text`` (the
+    or None when the answer is not a choice), ``solution`` (list of ``{"title", "title_html",
+    "text", "value", "heatmap"}``, HTML strings or None: see :func:`solution_steps`; pages stored
+    before ``title_html`` existed show ``title``), ``expected_text`` (the
     canonical answer as a student would type it, "" when the kind has none) and
     ``expected_html`` (the expected value as MathML, None for choices and indices).
     """

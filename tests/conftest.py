@@ -33,6 +33,8 @@ DATABASE_MODULES = frozenset(
     {
         "test_api",
         "test_cli_instructor",
+        "test_deadlines",
+        "test_docs_deadlines",
         "test_instructor",
         "test_instructor_web",
         "test_migrations",

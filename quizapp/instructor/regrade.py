@@ -24,6 +24,7 @@ from quizapp.models import (
 )
 from quizapp.models_instructor import Regrade, VerdictHistory
 from quizapp.services import totals
+from quizapp.services.deadlines import apply_best, best_attempt
 
 log = logging.getLogger(__name__)
 
@@ -236,9 +237,12 @@ def regrade_exercise(
        Attempts used never change (an answer now unreadable keeps its attempt, with score 0);
     3. a changed submission keeps its previous verdict, score, points and mistakes in
        ``verdict_history``;
-    4. each student's progress row is recomputed from their variant-1 submissions (best score and
-       when it was first reached, solved at), and each variant's ``finished_at`` (solved, or out
-       of attempts); the previous values are kept in the ``regrades`` row's summary.
+    4. each student's progress row is recomputed from their variant-1 submissions (best credited
+       score and when it was first reached, solved at: ``deadlines.best_attempt``; each
+       submission keeps the late credit stored when it was graded, and its points are score x
+       credit x points), and each variant's ``finished_at`` (solved, or out of attempts); an
+       instructor's override keeps the student's points; the previous values are kept in the
+       ``regrades`` row's summary.
 
     ``dry_run`` computes the same summary (every verdict that would change, per student) and
     rolls everything back.  Raises ``services.NotFound`` for an unknown exercise or one without a
@@ -290,6 +294,9 @@ class _Sub:
     mistakes: list[str]
     verdict: dict[str, Any]
     created_at: datetime
+    #: the late credit stored when it was graded (kept by the regrade) and its lateness
+    credit: float
+    late: bool
 
 
 _SUB_COLUMNS = [Submission.__table__.c[f] for f in _Sub.__dataclass_fields__]
@@ -430,7 +437,7 @@ def _regrade_in_transaction(
                         "verdict": vdict,
                         "status": status,
                         "score": score,
-                        "points": round(score * points_each, 6),
+                        "points": round(score * float(s.credit) * points_each, 6),
                         "mistakes": codes,
                         "parsed": parsed,
                     }
@@ -477,13 +484,9 @@ def _regrade_in_transaction(
         v1 = first_variants.get(p.user_id)
         graded = [s for s in subs_by_variant.get(v1, []) if s.used_attempt] if v1 else []
         old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
-        best = max((float(s.score) for s in graded), default=0.0)
-        reached = next((s.created_at for s in graded if float(s.score) >= best), None)
-        solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
-        p.best_score = best
-        p.best_points = round(best * points_each, 6)
-        p.best_reached_at = reached
-        p.solved_at = solved_at
+        # The stored late credit of each attempt and an override are kept (deadlines).
+        apply_best(p, best_attempt(graded), points_each)
+        solved_at = p.solved_at
         p.attempts_used = len(graded)
         if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
             summary.progress_changes.append(

@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``submissions``, ``progress``). This package re-exports their public names, so callers write
-``services.submit(...)``.
+``preview``, ``submissions``, ``progress``). This package re-exports their public names, so
+callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
@@ -48,9 +48,12 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    QuizPosition,
     QuizSummary,
+    quiz_position,
     quiz_summaries,
     recompute_progress,
 )
@@ -109,6 +112,8 @@ __all__ = [
     "ExerciseSummary",
     "Forbidden",
     "NotFound",
+    "PreviewResult",
+    "QuizPosition",
     "QuizSummary",
     "ServiceError",
     "SubmissionRow",
@@ -118,6 +123,8 @@ __all__ = [
     "VariantState",
     "authenticate",
     "bank_exercise",
+    "preview_answer",
+    "quiz_position",
     "begin_write",
     "canonical_answer",
     "answer_grid_shape",

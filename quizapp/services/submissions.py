@@ -35,7 +35,9 @@ from quizapp.services.answer_input import (
     encode_raw_answer,
     normalize_answer,
 )
-from quizapp.services.errors import Conflict, Forbidden
+from quizapp.services.deadlines import Credit, attempt_credit, credited
+from quizapp.services.deadlines import exercise_points as points_of
+from quizapp.services.errors import Conflict
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import begin_write, commit_keeping_loaded
 from quizapp.services.variants import (
@@ -63,7 +65,10 @@ _LOCKED_STATE = (
         _PROGRESS_T.c.submissions_count,
         _PROGRESS_T.c.attempts_used,
         _PROGRESS_T.c.best_score,
+        _PROGRESS_T.c.best_credit,
+        _PROGRESS_T.c.best_late,
         _PROGRESS_T.c.best_points,
+        _PROGRESS_T.c.override_points,
         _PROGRESS_T.c.best_reached_at,
         _PROGRESS_T.c.solved_at,
         _VARIANT_T.c.variant_number,
@@ -94,6 +99,8 @@ _UPDATE_PROGRESS = (
         last_activity=bindparam("new_activity"),
         attempts_used=bindparam("new_used"),
         best_score=bindparam("new_best"),
+        best_credit=bindparam("new_best_credit"),
+        best_late=bindparam("new_best_late"),
         best_points=bindparam("new_best_points"),
         best_reached_at=bindparam("new_reached"),
         solved_at=bindparam("new_solved"),
@@ -141,6 +148,8 @@ class SubmitResult:
                 "attempts": self.attempts,
                 "attempts_left": self.attempts_left,
                 "points": self.points,
+                "late": self.submission.late,
+                "credit": self.submission.credit,
                 "best_points": self.best_points,
                 "solved": self.solved,
                 "finished": self.finished,
@@ -221,7 +230,10 @@ def submit(
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
-      after committing such a graded attempt it sends ``quizapp.signals.score_changed``.
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``;
+    - after the quiz closes, ``quizapp.services.deadlines.attempt_credit`` says what the answer
+      earns (late credit, the student's extension) or refuses it; the credit is stored with the
+      submission and the best score counts the credited value.
 
     Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
@@ -229,13 +241,9 @@ def submit(
     """
     answer = normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
-    check_quiz_visible(exercise.quiz, user)
-    if not user.is_instructor and exercise.quiz.closes_at is not None:
-        if (now or utcnow()) >= exercise.quiz.closes_at:
-            raise Forbidden(
-                f"The quiz '{exercise.quiz.title}' closed on "
-                f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
-            )
+    now = now or utcnow()
+    check_quiz_visible(exercise.quiz, user, now)
+    credit = attempt_credit(session, exercise.quiz, user, now)  # Forbidden when too late
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = get_or_create_variant(session, user, exercise, seed_secret)
@@ -270,8 +278,9 @@ def submit(
     if found is None:  # the variant was deleted meanwhile (the student's data was erased)
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
-    (progress_id, current_number, count, progress_used, best_score, best_points, reached_at,
-     solved_at, number, rekeyed_now, finished_at, attempts, exercise_points) = found  # fmt: skip
+    (progress_id, current_number, count, progress_used, best_score, best_credit, best_late,
+     best_points, override_points, reached_at, solved_at, number, rekeyed_now, finished_at,
+     attempts, exercise_points) = found  # fmt: skip
     if current_number != number or rekeyed_now != rekeyed_at:
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
@@ -281,7 +290,6 @@ def submit(
     set_committed_value(variant, "finished_at", finished_at)
     set_committed_value(exercise, "attempts", attempts)
     set_committed_value(exercise, "points", exercise_points)
-    now = now or utcnow()
     submissions = submission_rows(session, variant.id)
     graded = [sub for sub in submissions if sub.used_attempt]
     # The same figures as variant_state()'s aggregate, from the rows.
@@ -307,6 +315,7 @@ def submit(
             earlier.parsed,
         )
         used = False
+        credit = Credit(earlier.credit, earlier.late)
         vdict["message"] = (
             "You already submitted this answer; it used no attempt. "
             + str(vdict.get("message", ""))
@@ -320,7 +329,7 @@ def submit(
         parsed = json_safe(verdict.parsed)
         used = verdict.status != "invalid"
 
-    points = round(score * float(exercise.points), 6)
+    points = round(score * credit.credit * float(exercise.points), 6)
     values = dict(
         variant_id=variant.id,
         user_id=user_id,
@@ -336,6 +345,8 @@ def submit(
         points=points,
         mistakes=mistakes,
         used_attempt=used,
+        late=credit.late,
+        credit=credit.credit,
         attempt_number=state.attempts_used + 1 if used else None,
         duplicate_of_id=earlier.id if earlier is not None else None,
         source=source,
@@ -353,8 +364,11 @@ def submit(
     graded_here = not variant.is_practice and used  # only variant 1 counts for the score
     if graded_here:
         progress_used = attempts_used
-        if score > (best_score or 0.0):
-            best_score, best_points, reached_at = score, points, now
+        if credited(score, credit.credit) > (best_score or 0.0):
+            best_score = credited(score, credit.credit)
+            best_credit, best_late = credit.credit, credit.late
+            best_points = points_of(best_score, exercise.points, override_points)
+            reached_at = now
         elif reached_at is None:
             reached_at = now  # first graded attempt, score 0
         if status == "correct" and solved_at is None:
@@ -367,6 +381,8 @@ def submit(
             "new_activity": now,
             "new_used": progress_used,
             "new_best": best_score,
+            "new_best_credit": best_credit,
+            "new_best_late": best_late,
             "new_best_points": best_points,
             "new_reached": reached_at,
             "new_solved": solved_at,
@@ -428,6 +444,8 @@ class SubmissionRow(VerdictView):
     points: float
     mistakes: list[str]
     used_attempt: bool
+    late: bool
+    credit: float
     attempt_number: int | None
     duplicate_of_id: int | None
     source: str

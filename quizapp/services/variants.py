@@ -13,6 +13,7 @@ from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Load, Session, joinedload, undefer_group
 
+from quizapp import coursetime
 from quizapp.models import (
     Exercise,
     Progress,
@@ -183,7 +184,8 @@ def check_quiz_visible(quiz: Quiz, user: User, now: datetime | None = None) -> N
     if user.is_instructor:
         return
     if quiz.opens_at is not None and now < quiz.opens_at:
-        raise Forbidden(f"The quiz '{quiz.title}' opens on {quiz.opens_at:%Y-%m-%d %H:%M} UTC.")
+        opens = coursetime.show(quiz.opens_at, coursetime.parse_zone(quiz.timezone or "UTC"))
+        raise Forbidden(f"The quiz '{quiz.title}' opens on {opens}.")
 
 
 # The statements of the exercise page and the submit, built once with bound parameters (``uid``,

@@ -3,6 +3,7 @@
 Authentication: ``Authorization: Bearer TOKEN`` (from ``POST /api/v1/token``), or the browser
 session.  Token-authenticated calls need no CSRF token (a cross-site page cannot set the header);
 session-authenticated writes must send the CSRF token (``X-CSRFToken`` header), as forms do.
+``POST .../preview`` answers how an answer would be read (the answer preview), storing nothing.
 Errors are ``{"error": message}`` with the status code: 400 malformed request, 401 not
 authenticated, 403 not allowed (quiz not open), 404 unknown exercise, 409 state conflict (no
 attempts left, variant finished), 413 body too large, 429 rate limited.
@@ -186,6 +187,8 @@ def _submission_json(sub: Any) -> dict[str, Any]:
             "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
             "used_attempt": sub.used_attempt,
             "points": sub.points,
+            "late": sub.late,
+            "credit": sub.credit,
             "created_at": sub.created_at.isoformat(),
         }
     )
@@ -268,14 +271,9 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     )
 
 
-@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
-@authenticated
-def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
-    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
-    and uses no attempt) -> 201 verdict + attempts left + points."""
-    exercise = _exercise(quiz_id, name)
+def _answer_body() -> tuple[str | list[list[Any]], int | None]:
+    """The answer of a submission's JSON body, ``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``
+    (exactly one of them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
     body = _json_body()
     keys = {"answer", "cells"} & set(body)
     if len(keys) != 1:
@@ -298,6 +296,18 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
         answer = body["cells"]
         if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
             raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
+    return answer, for_variant
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
+@authenticated
+def submit(quiz_id: str, name: str) -> tuple[Response, int]:
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
+    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
+    and uses no attempt) -> 201 verdict + attempts left + points."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
     try:
         result = services.submit(
             db.session,
@@ -311,6 +321,33 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     return jsonify(result.to_dict()), 201
+
+
+@bp.route("/exercises/<quiz_id>/<name>/preview", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_PREVIEW"))
+@authenticated
+def preview(quiz_id: str, name: str) -> tuple[Response, int]:
+    """The answer preview: the body of a submission -> 200 ``{"status": "valid" | "invalid",
+    "read_as", "read_as_html", "message", "cells", "invalid_cell"}``, how the answer would be
+    read on my current variant.  Stores nothing and uses no attempt (docs/answer-syntax.md)."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            answer,
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            for_variant=for_variant,
+        )
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    out = result.preview.to_dict()
+    out["read_as_html"] = str(
+        display.preview_html(result.preview, result.bank_variant.answer_form, result.choices_html)
+    )
+    return jsonify(services.json_safe(out)), 200
 
 
 @bp.route("/progress", methods=["GET"])

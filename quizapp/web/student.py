@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import (
     Blueprint,
     current_app,
@@ -18,6 +20,7 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.page import page_markup
+from quizapp.services import deadlines
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -47,6 +50,15 @@ def progress() -> str:
     )
 
 
+def _pick_view(stored: Any, choices_html: Any) -> Any:
+    """The right option of a choice (its letter and stored text) or index exercise, for the
+    worked solution; None for other forms."""
+    form = stored.answer_form
+    if form.type not in ("choice", "index"):
+        return None
+    return display.expected_pick_html(form, stored.expected, choices_html)
+
+
 def render_exercise(
     exercise: Exercise,
     variant: Variant | None = None,
@@ -55,6 +67,7 @@ def render_exercise(
     posted: str | list[list[str]] | None = None,
     error: str | None = None,
     status: int = 200,
+    preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
     """Render the exercise page for the signed-in student (their current variant: ``variant``
     when the caller read it, else looked up or created).
@@ -62,7 +75,8 @@ def render_exercise(
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
     is computed from its submissions, which the page lists anyway (same figures as
-    ``services.variant_state``).
+    ``services.variant_state``).  ``preview`` (the no-JavaScript answer preview: ``via``,
+    ``status``, ``message``, ``html``) is shown under the form it came from.
     """
     user = _user()
     if result is not None:
@@ -73,6 +87,11 @@ def render_exercise(
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
     form = services.stored_answer_form(variant)
+    # The whole stored variant (expected answer, context) is decoded only when the page needs
+    # it: a pick's right option once finished, an index form's count.
+    picks = form.type in ("choice", "index")
+    stored = services.stored_variant(variant) if picks else None
+    pick_context = stored.context if stored is not None else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -107,7 +126,9 @@ def render_exercise(
     )
     quiz = exercise.quiz
     now = services.utcnow()
-    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    schedule = deadlines.student_schedule(db.session, quiz, user)
+    credit_now = schedule.credit_at(now)
+    closed = not user.is_instructor and credit_now is None
     context = {
         "exercise": exercise,
         "quiz": quiz,
@@ -122,12 +143,40 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
+        "schedule": schedule,
+        "late_now": credit_now if credit_now is not None and credit_now.late else None,
         "finished": state.finished,
         "solution": page["solution"] if state.finished else None,
         "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
+        # The second pass of the page (issue 15): where the exercise sits in its quiz, the
+        # answer preview, the last answer with its marks once the form is gone, picks shown as
+        # letters, and where the focus goes after a submit.
+        "position": services.quiz_position(db.session, user, exercise),
+        "preview": preview,
+        "preview_url": url_for(
+            "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
+        ),
+        "marked": display.marked_answer(
+            form,
+            services.decode_raw_answer(current.answer_format, current.raw_answer),
+            current.parsed,
+            current.cells,
+            current.status,
+            pick_context,
+            page["choices"],
+        )
+        if current is not None and (state.finished or closed)
+        else None,
+        "expected_pick": _pick_view(stored, page["choices"])
+        if state.finished and stored is not None
+        else None,
+        "answer_text": lambda sub: display.answer_text(
+            form, services.decode_raw_answer(sub.answer_format, sub.raw_answer), pick_context
+        ),
+        "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
 
@@ -165,9 +214,46 @@ def _posted_variant_id() -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
 
 
+def _previewing() -> bool:
+    """The form's "Check how it is read" button (the answer preview without JavaScript)."""
+    return request.method == "POST" and request.form.get("action") == "preview"
+
+
+def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, int]:
+    """The page with the answer preview of ``posted`` under its form; nothing is stored."""
+    via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            posted if posted is not None else "",
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            variant=variant,
+            for_variant=_posted_variant_id(),
+        )
+    except (services.BadRequest, services.Conflict) as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
+    view = {
+        "via": via,
+        "status": result.preview.status,
+        "message": result.preview.message,
+        "html": display.preview_html(
+            result.preview, result.bank_variant.answer_form, result.choices_html
+        ),
+    }
+    return render_exercise(exercise, posted=posted, preview=view)
+
+
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"], exempt_when=_previewing)
+@limiter.limit(
+    limit("QUIZAPP_LIMIT_PREVIEW"),
+    methods=["POST"],
+    scope="exercise-preview",
+    exempt_when=lambda: not _previewing(),
+)
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     # The exercise, its quiz and the student's current variant in one read; the variant is
     # created (drawn and stored) only once the quiz is known to be open.
@@ -188,10 +274,16 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             status=400,
         )
     posted = display.read_posted_answer(form, request.form)
+    if _previewing():
+        return _preview(exercise, variant, posted)
     for_variant = _posted_variant_id()
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
-            exercise, variant, posted=posted, error="Type an answer before submitting.", status=400
+            exercise,
+            variant,
+            posted=posted,
+            error=display.empty_answer_message(form),
+            status=400,
         )
     try:
         result = services.submit(

@@ -13,7 +13,8 @@ An exercise of this kind has, at the top level of its YAML file::
 Variables are drawn in the order written (``quizapp.bank.schema.VariableSpec``); the draw is
 repeated until every ``require`` holds, at most ``MAX_TRIES`` times (then ``RequireNeverHeld``);
 ``answer`` is evaluated by the safe evaluator of ``quizapp.bank.expression``.  The worked solution
-lists the expression's intermediate results (each operation and call, innermost first).
+lists the expression's intermediate results (each operation and call, innermost first), each
+shown as math (``quizapp.bank.expression.expression_latex``), not as code.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from quizapp.bank.expression import (
     Step,
     compile_expression,
     evaluate,
+    expression_latex,
     truth,
 )
 from quizapp.bank.kinds import register_kind
@@ -227,8 +229,8 @@ class ExpressionKind(Kind):
             note = f" ({step.note})" if step.note else ""
             steps.append(
                 SolutionStep(
-                    title=f"`{step.text}`",
-                    text=f"Compute `{step.text}`{note}"
+                    title=f"${expression_latex(step.text)}$",
+                    text=f"Compute ${expression_latex(step.text)}${note}"
                     + (f": ${format_number(step.value)}$." if _is_number(step.value) else ":"),
                     value=step.value,
                     heatmap=step.heatmap,
@@ -238,7 +240,7 @@ class ExpressionKind(Kind):
         steps.append(
             SolutionStep(
                 title="Answer",
-                text=f"The answer is `{answer.text}`"
+                text=f"The answer is ${expression_latex(answer.text)}$"
                 + (f": ${format_number(expected)}$." if _is_number(expected) else ":"),
                 value=expected,
                 row_labels=form.row_labels,
