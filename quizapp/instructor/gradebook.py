@@ -164,19 +164,16 @@ def _student_row(
     points) of the live exercises, in order."""
     user_id, username, display_name, email = student
     cells: dict[str, GradebookCell] = {}
-    totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
+    per_quiz: dict[str, list[tuple[float, float | None, bool]]] = {q: [] for q in quizzes}
     for ex_id, ex_quiz, ex_points in columns:
         points, score, late, credit, override = attempted.get(ex_id, (None, None, False, 1.0, None))
-        if excused and (user_id, ex_id) in excused:
+        is_excused = bool(excused) and (user_id, ex_id) in excused
+        if is_excused:
             cells[ex_id] = GradebookCell(points, excused=True, score=score)
-            continue
-        cells[ex_id] = GradebookCell(points, False, score, late, credit, override)
-        total = totals[ex_quiz]
-        total.earned += points or 0.0
-        total.available += ex_points
-    for t in totals.values():
-        t.earned = round(t.earned, 6)
-        t.available = round(t.available, 6)
+        else:
+            cells[ex_id] = GradebookCell(points, False, score, late, credit, override)
+        per_quiz[ex_quiz].append((ex_points, points, is_excused))
+    totals = {q: QuizTotal(*services.quiz_points(cells_of)) for q, cells_of in per_quiz.items()}
     return GradebookRow(
         user_id=user_id,
         username=username,

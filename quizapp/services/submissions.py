@@ -292,13 +292,7 @@ def submit(
     set_committed_value(exercise, "points", exercise_points)
     submissions = submission_rows(session, variant.id)
     graded = [sub for sub in submissions if sub.used_attempt]
-    # The same figures as variant_state()'s aggregate, from the rows.
-    state = VariantState(
-        attempts=int(exercise.attempts),
-        attempts_used=len(graded),
-        solved=any(sub.status == "correct" for sub in graded),
-        best_score=max((float(sub.score) for sub in graded), default=0.0),
-    )
+    state = VariantState.of(submissions, exercise.attempts)
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()

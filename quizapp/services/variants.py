@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -425,24 +426,31 @@ class VariantState:
         """Solved or out of attempts: the worked solution may be shown."""
         return self.solved or self.attempts_left == 0
 
+    @classmethod
+    def of(cls, submissions: Iterable[Any], attempts: int) -> VariantState:
+        """The state of a variant allowing ``attempts`` from its ``submissions`` (anything with
+        ``used_attempt``, ``status`` and ``score``: ORM rows, ``SubmissionRow``, Core rows).
+        THE rule, used by the exercise page, ``submit`` (under its lock) and
+        :func:`variant_state`: graded attempts are the submissions that used an attempt; solved
+        when one of them is correct; the best score is their highest."""
+        graded = [s for s in submissions if s.used_attempt]
+        return cls(
+            attempts=int(attempts),
+            attempts_used=len(graded),
+            solved=any(s.status == "correct" for s in graded),
+            best_score=max((float(s.score) for s in graded), default=0.0),
+        )
+
 
 def variant_state(session: Session, variant: Variant) -> VariantState:
-    """Attempts used, solved, best score of ``variant`` (from its submissions)."""
-    used, solved, best = session.execute(
-        select(
-            func.count(Submission.id).filter(Submission.used_attempt.is_(True)),
-            func.count(Submission.id).filter(
-                Submission.used_attempt.is_(True), Submission.status == "correct"
-            ),
-            func.max(Submission.score).filter(Submission.used_attempt.is_(True)),
-        ).where(Submission.variant_id == variant.id)
-    ).one()
-    return VariantState(
-        attempts=int(variant.exercise.attempts),
-        attempts_used=int(used or 0),
-        solved=bool(solved),
-        best_score=float(best or 0.0),
-    )
+    """Attempts used, solved, best score of ``variant`` (:meth:`VariantState.of` its
+    submissions)."""
+    rows = session.execute(
+        select(Submission.used_attempt, Submission.status, Submission.score).where(
+            Submission.variant_id == variant.id
+        )
+    ).all()
+    return VariantState.of(rows, variant.exercise.attempts)
 
 
 def new_practice_variant(

@@ -97,13 +97,7 @@ def render_exercise(
         submissions = result.submissions
     else:
         submissions = list(services.submission_rows(db.session, variant.id))
-    graded = [s for s in submissions if s.used_attempt]
-    state = services.VariantState(
-        attempts=int(exercise.attempts),
-        attempts_used=len(graded),
-        solved=any(s.status == "correct" for s in graded),
-        best_score=max((float(s.score) for s in graded), default=0.0),
-    )
+    state = services.VariantState.of(submissions, exercise.attempts)
     current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
