@@ -1,7 +1,7 @@
 """multi-part exercises: progress.best_parts
 
 Revision ID: 0003_progress_best_parts
-Revises: deadlines_0001
+Revises: hardening_0001
 Create Date: 2026-12-03 10:00:00
 
 A multi-part exercise's progress row keeps the parts of the submission that reached its best
@@ -15,7 +15,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "0003_progress_best_parts"
-down_revision = "deadlines_0001"
+down_revision = "hardening_0001"
 branch_labels = None
 depends_on = None
 

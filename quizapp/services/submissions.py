@@ -8,13 +8,15 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from quizapp import signals
 from quizapp.models import (
     Exercise,
+    Progress,
     Submission,
     User,
     Variant,
@@ -49,7 +51,7 @@ from quizapp.services.transactions import begin_write, commit_keeping_loaded, re
 from quizapp.services.variants import (
     VariantState,
     check_quiz_visible,
-    ensure_progress,
+    create_progress,
     get_exercise,
     get_or_create_variant,
     stored_variant,
@@ -58,23 +60,61 @@ from quizapp.services.variants import (
 log = logging.getLogger(__name__)
 
 
-#: Under the write lock: the columns of the variant and of its exercise that the submit decides
-#: on, as plain values (SQLAlchemy Core on the tables: no ORM objects built; ``submit`` gives the
-#: values to the objects it already holds).
-_VARIANT_FOR_SUBMIT = (
+_PROGRESS_T, _VARIANT_T, _EXERCISE_T = Progress.__table__, Variant.__table__, Exercise.__table__
+#: Under the write lock, in one statement (SQLAlchemy Core: plain values, no ORM objects): the
+#: student's progress row on the variant's exercise (locked on PostgreSQL: ``FOR UPDATE OF
+#: progress``), the variant's number, re-key time and finished time, and its exercise's attempts
+#: and points.  No row: the student has no progress row yet (a first submit), or the variant is
+#: gone.
+_LOCKED_STATE = (
     select(
-        Variant.__table__.c.variant_number,
-        Variant.__table__.c.rekeyed_at,
-        Variant.__table__.c.finished_at,
-        Exercise.__table__.c.attempts,
-        Exercise.__table__.c.points,
+        _PROGRESS_T.c.id,
+        _PROGRESS_T.c.current_variant,
+        _PROGRESS_T.c.submissions_count,
+        _PROGRESS_T.c.attempts_used,
+        _PROGRESS_T.c.best_score,
+        _PROGRESS_T.c.best_credit,
+        _PROGRESS_T.c.best_late,
+        _PROGRESS_T.c.best_points,
+        _PROGRESS_T.c.override_points,
+        _PROGRESS_T.c.best_reached_at,
+        _PROGRESS_T.c.solved_at,
+        _PROGRESS_T.c.best_parts,
+        _VARIANT_T.c.variant_number,
+        _VARIANT_T.c.rekeyed_at,
+        _VARIANT_T.c.finished_at,
+        _EXERCISE_T.c.attempts,
+        _EXERCISE_T.c.points,
     )
-    .join_from(
-        Variant.__table__,
-        Exercise.__table__,
-        Variant.__table__.c.exercise_id == Exercise.__table__.c.id,
+    .select_from(
+        _VARIANT_T.join(_EXERCISE_T, _EXERCISE_T.c.id == _VARIANT_T.c.exercise_id).join(
+            _PROGRESS_T,
+            and_(
+                _PROGRESS_T.c.user_id == _VARIANT_T.c.user_id,
+                _PROGRESS_T.c.exercise_id == _VARIANT_T.c.exercise_id,
+            ),
+        )
     )
-    .where(Variant.__table__.c.id == bindparam("vid"))
+    .where(_VARIANT_T.c.id == bindparam("vid"))
+    .with_for_update(of=_PROGRESS_T)
+)
+#: The progress row after a submit: every column the submit maintains, computed from the values
+#: read under the lock (those it does not change are written back as read).
+_UPDATE_PROGRESS = (
+    update(_PROGRESS_T)
+    .where(_PROGRESS_T.c.id == bindparam("pid"))
+    .values(
+        submissions_count=bindparam("new_count"),
+        last_activity=bindparam("new_activity"),
+        attempts_used=bindparam("new_used"),
+        best_score=bindparam("new_best"),
+        best_credit=bindparam("new_best_credit"),
+        best_late=bindparam("new_best_late"),
+        best_points=bindparam("new_best_points"),
+        best_reached_at=bindparam("new_reached"),
+        solved_at=bindparam("new_solved"),
+        best_parts=bindparam("new_best_parts"),
+    )
 )
 _INSERT_SUBMISSION = insert(Submission.__table__)
 _SUBMISSIONS = (
@@ -266,19 +306,23 @@ def submit(
     rekeyed_at = variant.rekeyed_at
     user_id, variant_id = user.id, variant.id
 
-    # Under the write lock, every row the decision depends on is read again from the database:
-    # the progress row (locked, populate_existing: it is updated through the ORM), the variant's
-    # number, re-key time and finished time with its exercise's attempts and points (Core), and the
-    # variant's submissions as plain rows (the attempts used, solved, best score, an identical
-    # earlier answer; the page lists them too).  Nothing else is expired or re-read.
+    # Under the write lock, every value the decision depends on is read again from the database,
+    # as plain values: the progress row (locked), the variant's number, re-key time and finished
+    # time with its exercise's attempts and points (one statement), and the variant's submissions
+    # (the attempts used, solved, best score, an identical earlier answer; the page lists them
+    # too).  Nothing else is expired or re-read.
     begin_write(session, expire=False)
-    progress = ensure_progress(session, user, exercise, lock=True)
-    found = session.execute(_VARIANT_FOR_SUBMIT, {"vid": variant_id}).first()
-    if found is None:  # deleted meanwhile (the student's data was erased)
+    found = session.execute(_LOCKED_STATE, {"vid": variant_id}).first()
+    if found is None:  # a first submit: create the progress row (locked until commit), read again
+        create_progress(session, user_id, exercise.id)
+        found = session.execute(_LOCKED_STATE, {"vid": variant_id}).first()
+    if found is None:  # the variant was deleted meanwhile (the student's data was erased)
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
-    number, rekeyed_now, finished_at, attempts, exercise_points = found
-    if progress.current_variant != number or rekeyed_now != rekeyed_at:
+    (progress_id, current_number, count, progress_used, best_score, best_credit, best_late,
+     best_points, override_points, reached_at, solved_at, parts_best, number, rekeyed_now,
+     finished_at, attempts, exercise_points) = found  # fmt: skip
+    if current_number != number or rekeyed_now != rekeyed_at:
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
     # The objects held take the values read under the lock, as unchanged database state (what a
@@ -287,7 +331,6 @@ def submit(
     set_committed_value(variant, "finished_at", finished_at)
     set_committed_value(exercise, "attempts", attempts)
     set_committed_value(exercise, "points", exercise_points)
-    now = now or utcnow()
     submissions = submission_rows(session, variant.id)
     if bank_variant.parts:
         previous, locked_now, state_now = part_state(bank_variant, submissions)
@@ -369,28 +412,44 @@ def submit(
     attempts_used = state.attempts_used + (1 if used else 0)
     solved = state.solved or (used and status == "correct")
     finished = solved or attempts_used >= state.attempts
-    progress.submissions_count = (progress.submissions_count or 0) + 1
-    progress.last_activity = now
-    if not variant.is_practice and used:
-        progress.attempts_used = attempts_used
-        if credited(score, credit.credit) > (progress.best_score or 0.0):
-            progress.best_score = credited(score, credit.credit)
-            progress.best_credit, progress.best_late = credit.credit, credit.late
-            progress.best_points = points_of(
-                progress.best_score, exercise.points, progress.override_points
-            )
-            progress.best_reached_at = now
-            progress.best_parts = best_parts(bank_variant, vdict)
-        elif progress.best_reached_at is None:
-            progress.best_reached_at = now  # first graded attempt, score 0
-        if status == "correct" and progress.solved_at is None:
-            progress.solved_at = now
+    graded_here = not variant.is_practice and used  # only variant 1 counts for the score
+    if graded_here:
+        progress_used = attempts_used
+        if credited(score, credit.credit) > (best_score or 0.0):
+            best_score = credited(score, credit.credit)
+            best_credit, best_late = credit.credit, credit.late
+            best_points = points_of(best_score, exercise.points, override_points)
+            reached_at = now
+            parts_best = best_parts(bank_variant, vdict)
+        elif reached_at is None:
+            reached_at = now  # first graded attempt, score 0
+        if status == "correct" and solved_at is None:
+            solved_at = now
+    session.execute(
+        _UPDATE_PROGRESS,
+        {
+            "pid": progress_id,
+            "new_count": (count or 0) + 1,
+            "new_activity": now,
+            "new_used": progress_used,
+            "new_best": best_score,
+            "new_best_credit": best_credit,
+            "new_best_late": best_late,
+            "new_best_points": best_points,
+            "new_reached": reached_at,
+            "new_solved": solved_at,
+            "new_best_parts": parts_best,
+        },
+    )
+    held = session.identity_map.get(identity_key(Progress, progress_id))
+    if held is not None:
+        session.expire(held)  # a Progress object the caller holds reloads what was written
     if finished and variant.finished_at is None:
         variant.finished_at = now
-    if not variant.is_practice and used:
+    if graded_here:
         refresh_user_totals(session, user_id)
     commit_keeping_loaded(session)  # the rows are what was just written: no reload
-    if not variant.is_practice and used:
+    if graded_here:
         # After the commit: receivers (the LMS grade queue) see the stored attempt.
         signals.score_changed.send(
             session, user_id=user_id, exercise_id=exercise.id, quiz_id=exercise.quiz_id
@@ -406,7 +465,7 @@ def submit(
         solved=solved,
         finished=finished,
         points=points,
-        best_points=float(progress.best_points or 0.0),
+        best_points=float(best_points or 0.0),
         submissions=[*submissions, row],
     )
 

@@ -61,6 +61,7 @@ def _pick_view(stored: Any, choices_html: Any) -> Any:
 
 def render_exercise(
     exercise: Exercise,
+    variant: Variant | None = None,
     *,
     result: services.SubmitResult | None = None,
     posted: str | list[list[str]] | dict[str, Any] | None = None,
@@ -68,7 +69,8 @@ def render_exercise(
     status: int = 200,
     preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
-    """Render the exercise page for the signed-in student (their current variant).
+    """Render the exercise page for the signed-in student (their current variant: ``variant``
+    when the caller read it, else looked up or created).
 
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
@@ -80,7 +82,7 @@ def render_exercise(
     user = _user()
     if result is not None:
         variant = result.variant
-    else:
+    elif variant is None:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
@@ -277,18 +279,22 @@ def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, in
     exempt_when=lambda: not _previewing(),
 )
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
-    exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+    # The exercise, its quiz and the student's current variant in one read; the variant is
+    # created (drawn and stored) only once the quiz is known to be open.
+    exercise, variant = services.get_exercise_and_variant(db.session, f"{quiz_id}/{name}", _user())
     services.check_quiz_visible(exercise.quiz, _user())
-    if request.method == "GET":
-        return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
-    variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+    if variant is None:
+        variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+    if request.method == "GET":
+        return render_exercise(exercise, variant)
     form = services.stored_answer_form(variant)
     # A multi-part variant's parts are read from the whole stored record.
     bank_variant = services.stored_variant(variant) if form.type == "parts" else None
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
+            variant,
             error="The answer is not valid text (invalid UTF-8); it used no attempt. "
             "Type it again, or paste it from a plain-text source.",
             status=400,
@@ -310,6 +316,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             exercise,
+            variant,
             posted=posted,
             error=display.empty_answer_message(form),
             status=400,
@@ -326,7 +333,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             for_variant=for_variant,
         )
     except services.BadRequest as err:
-        return render_exercise(exercise, posted=None, error=err.message, status=400)
+        return render_exercise(exercise, variant, posted=None, error=err.message, status=400)
     except (services.Conflict, services.Forbidden) as err:
         return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
     # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
