@@ -355,22 +355,11 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
         return BankError(path, err.line, err.column, err.message)
     except Exception as exc:  # noqa: BLE001 - a kind's bug is the exercise's problem here
         return _located(exercise, path, seed, f"cannot generate a variant: {exc}")
-    if _finite(v.expected):
-        arr = np.asarray(v.expected, dtype=float)
-        if arr.size == 0:
-            return _located(exercise, path, seed, "the expected answer is empty")
-    else:
-        return _located(exercise, path, seed, "the expected answer is not finite")
-    form = v.answer_form
-    if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
-        if tuple(np.shape(v.expected)) != tuple(form.shape):
-            return _located(
-                exercise,
-                path,
-                seed,
-                f"the answer form's shape {form.shape} differs from the expected answer's "
-                f"{np.shape(v.expected)}",
-            )
+    answers = [(f"part {p.name}: ", p.expected, p.answer_form) for p in v.parts or ()]
+    for where, expected, form in answers or [("", v.expected, v.answer_form)]:
+        problem = _answer_problem(expected, form)
+        if problem is not None:
+            return _located(exercise, path, seed, where + problem)
     grading = _grading()
     if grading is not None:
         grade_answer, expected_answer_text = grading
@@ -386,6 +375,26 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
                 seed,
                 f"the expected answer {answer!r} is graded {verdict.status}: no student could "
                 "get it right",
+            )
+    return None
+
+
+def _answer_problem(expected: Any, form: Any) -> str | None:
+    """What makes one expected answer impossible to give (not finite, empty, or not the shape of
+    its answer form), or None."""
+    if not _finite(expected):
+        return "the expected answer is not finite"
+    try:
+        size = np.asarray(expected, dtype=float).size
+    except (TypeError, ValueError):
+        size = 1  # a non-numeric expected value (a choice label) is the kind's business
+    if size == 0:
+        return "the expected answer is empty"
+    if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
+        if tuple(np.shape(expected)) != tuple(form.shape):
+            return (
+                f"the answer form's shape {form.shape} differs from the expected answer's "
+                f"{np.shape(expected)}"
             )
     return None
 
