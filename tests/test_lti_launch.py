@@ -319,6 +319,43 @@ def test_launch_without_id_token_is_refused(tool: Tool) -> None:
     refused(requests.post(tool.url + "/lti/launch", data={}), 400, "no id_token")
 
 
+def test_platform_error_response_is_reported(tool: Tool) -> None:
+    # OpenID Connect Core 1.0, 3.1.2.6: the platform posts error (and error_description)
+    # instead of an id_token when it refuses the sign-in.
+    resp = requests.post(
+        tool.url + "/lti/launch",
+        data={
+            "error": "login_required",
+            "error_description": "The user is not signed in to the LMS",
+            "state": "some-state",
+        },
+    )
+    text = refused(resp, 400, "The LMS refused the sign-in (login_required")
+    assert "The user is not signed in to the LMS" in text and "no id_token" not in text
+
+
+def test_context_claim_that_is_not_an_object_is_refused(tool: Tool, platform: Platform) -> None:
+    resp = _tampered(tool, platform, Tamper(claims=lambda c: {**c, CLAIM + "context": "course-1"}))
+    refused(resp, 400, f"'{CLAIM}context' claim is not valid", '"course-1"')
+    assert accounts(tool) == 0
+
+
+def test_replayed_launch_without_cookie_is_refused_not_blamed_on_cookies(
+    tool: Tool, platform: Platform
+) -> None:
+    link = quiz_link(platform)
+    browser = requests.Session()
+    action, fields = tool.id_token_post(browser, "student-1", resource(link))
+    assert browser.post(action, data=fields, allow_redirects=False).status_code == 302
+    # An attacker who captured the form post replays it from another browser (no cookies).
+    replay = requests.post(action, data=fields, headers={"Origin": platform.url})
+    text = refused(replay, 401, "belongs to no sign-in in progress here")
+    assert "cookies" not in text.lower() and 'id="lti-relaunch"' not in text
+    # A forged state the tool never issued: the same.
+    forged = requests.post(action, data={**fields, "state": "state-never-issued"})
+    refused(forged, 401, "belongs to no sign-in in progress here")
+
+
 # --------------------------------------------------------------------------------------------
 # Cookies blocked: the re-post, then the new window
 

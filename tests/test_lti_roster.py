@@ -99,6 +99,9 @@ def test_sync_refused_by_the_lms_changes_nothing(tool: Tool, platform: Platform)
     platform.token_down = True
     result = sync(tool)
     assert result.error is not None and "HTTP 503" in result.error
+    # The roster's own words: nothing about grades being queued.
+    assert "Nothing was changed; run the sync again" in result.error
+    assert "grade" not in result.error.lower()
     assert "not synced" in result.summary()
     assert set(people(tool)) == {"teacher-1"}
 

@@ -233,7 +233,7 @@ def queue_resource(
 # Explaining failures
 
 
-def _lms_message(resp: requests.Response) -> str:
+def lms_message(resp: requests.Response) -> str:
     """The platform's own words from an error answer: OAuth2's ``error_description`` /
     ``error``, Canvas's ``errors[].message``, Moodle's ``message``, else the text (cut)."""
     try:
@@ -260,7 +260,8 @@ def _lms_message(resp: requests.Response) -> str:
     return text
 
 
-def _host(url: str | None) -> str:
+def host_of(url: str | None) -> str:
+    """The host (``netloc``) of ``url`` for a message, or the text itself when it has none."""
     return urlsplit(url or "").netloc or str(url)
 
 
@@ -288,13 +289,13 @@ def explain(exc: BaseException, *, client_id: str = "", jwks_url: str = "") -> F
         if exc.response is None:
             return Failure(
                 None,
-                f"The LMS's token endpoint ({exc.url}) could not be reached ({_cause(exc.cause)}). "
+                f"The LMS's token endpoint ({exc.url}) could not be reached ({cause_in_words(exc.cause)}). "
                 "The grades stay queued and are sent when it answers again; if this lasts, "
                 "check the token URL shown by `quizapp lti list`.",
                 whole_batch=True,
             )
         status = exc.response.status_code
-        said = _lms_message(exc.response)
+        said = lms_message(exc.response)
         if status >= 500:
             advice = "The LMS had an error; the grades stay queued and are retried."
         elif "scope" in said.lower():
@@ -321,14 +322,14 @@ def explain(exc: BaseException, *, client_id: str = "", jwks_url: str = "") -> F
         url = getattr(exc.request, "url", None) if exc.request is not None else None
         return Failure(
             None,
-            f"The LMS ({_host(url)}) could not be reached ({_cause(exc)}). The grades stay "
+            f"The LMS ({host_of(url)}) could not be reached ({cause_in_words(exc)}). The grades stay "
             "queued and are sent when it answers again.",
             whole_batch=True,
         )
     if isinstance(exc, LtiServiceException):
         resp = exc.response
         status = resp.status_code
-        said = _lms_message(resp)
+        said = lms_message(resp)
         if status >= 500:
             advice = "The LMS had an error; the grade stays queued and is retried."
         elif status == 404:
@@ -365,7 +366,8 @@ def explain(exc: BaseException, *, client_id: str = "", jwks_url: str = "") -> F
     return Failure(None, f"{type(exc).__name__}: {exc}")
 
 
-def _cause(exc: BaseException | None) -> str:
+def cause_in_words(exc: BaseException | None) -> str:
+    """Why a request got no answer, in a few words (timeout, refused or unknown host)."""
     if isinstance(exc, requests.ConnectTimeout | requests.ReadTimeout):
         return "no answer in time"
     if isinstance(exc, requests.ConnectionError):

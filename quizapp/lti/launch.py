@@ -648,6 +648,17 @@ class _Launch(MessageLaunch):  # type: ignore[type-arg]
                     ),
                 )
             )
+        # Optional claims, but an object with a string "id" when present (LTI 1.3 core spec,
+        # section 5.4.1 context claim; 5.4.3 tool platform claim has no required member).
+        optional: list[tuple[str, Callable[[Any], bool]]] = [
+            (CONTEXT, lambda v: isinstance(v, dict) and isinstance(v.get("id"), str)),
+        ]
+        for claim, ok in optional:
+            if claim in body and not ok(body[claim]):
+                raise LaunchRefused(
+                    f"The id_token's '{claim}' claim is not valid (an object with a string "
+                    f"'id' is required): {json.dumps(body[claim])[:200]}."
+                )
         for claim, ok in required:
             if claim not in body:
                 raise LaunchRefused(f"The id_token has no '{claim}' claim ({kind}).")
@@ -859,6 +870,18 @@ def validate_launch(
     """Validate a launch (the steps of the module docstring) and record it: the user's account,
     course, membership, link and line item; commits.  A student's grade on the link is queued
     (sent if they already have a score the LMS has not got).  Raises :class:`LaunchRefused`."""
+    error = request.get_param("error")
+    if error:
+        # The platform's authentication error response instead of an id_token (OpenID Connect
+        # Core 1.0, section 3.1.2.6: error, error_description, state).
+        description = request.get_param("error_description") or ""
+        raise LaunchRefused(
+            f"The LMS refused the sign-in ({error[:100]}"
+            + (f": {description[:300]}" if description else "")
+            + "). Open the link from the LMS again; if it keeps failing, the LMS's administrator "
+            "can see why in its tool configuration.",
+            status=400,
+        )
     if not request.get_param("id_token"):
         raise LaunchRefused(
             "The launch has no id_token: /lti/launch is where the LMS posts its launches; "
@@ -869,6 +892,9 @@ def validate_launch(
     launch = _Launch(request, conf, Sessions(request, storage), CookieJar(request), http, session)
     launch.set_launch_id("lti1p3-launch-" + str(uuid.uuid4()))
     launch.validate()
+    # The sign-in is finished: its state is forgotten, so a replay of this launch is refused as
+    # one no sign-in is waiting for (its nonce is already used too).
+    storage.consume(f"lti1p3-{request.get_param('state')}")
     claims = dict(launch.get_launch_data())
     assert launch._row is not None
     reg_id = launch._row.id

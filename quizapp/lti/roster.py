@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import requests
+from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.names_roles import NamesRolesProvisioningService
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -21,12 +22,61 @@ from sqlalchemy.orm import Session
 
 from quizapp import services
 from quizapp.lti.accounts import name_from_claims, provision, set_membership
-from quizapp.lti.grades import Failure, explain
-from quizapp.lti.http import Connector
+from quizapp.lti.grades import cause_in_words, host_of, lms_message
+from quizapp.lti.http import Connector, TokenError
 from quizapp.lti.keys import ToolKey
 from quizapp.lti.models import LtiContext, LtiMember, LtiRegistration
 from quizapp.lti.registry import DatabaseToolConf
 from quizapp.models import User
+
+
+def explain_roster_failure(exc: BaseException, *, client_id: str = "") -> str:
+    """Why the LMS's member list could not be read, in words, with what to do (nothing was
+    changed; the sync can simply be run again).  Covers the LMS unreachable, its token endpoint
+    refusing the tool's credentials or the NRPS scope, and the member list's own HTTP errors
+    (LTI NRPS 2.0: 401 token, 403 not allowed for this course, 404 no such list)."""
+    again = "Nothing was changed; run the sync again once it is fixed."
+    if isinstance(exc, TokenError):
+        if exc.response is None:
+            return (
+                f"The LMS's token endpoint ({exc.url}) could not be reached "
+                f"({cause_in_words(exc.cause)}). {again}"
+            )
+        status, said = exc.response.status_code, lms_message(exc.response)
+        if status >= 500:
+            advice = "The LMS had an error."
+        elif "scope" in said.lower():
+            advice = (
+                "The LMS did not grant the tool the roster scope: enable the Names and Role "
+                "Provisioning Services for the tool (Canvas: the developer key's scope 'Can "
+                "retrieve user data associated with the context the tool is installed in'; "
+                "Moodle: 'IMS LTI Names and Role Provisioning' set to use this service)."
+            )
+        else:
+            advice = (
+                f"The LMS refused the tool's credentials: check that the LMS has client id "
+                f"{client_id or '(see quizapp lti list)'} and the tool's public key URL."
+            )
+        return f"The LMS's token endpoint answered HTTP {status}: {said}. {advice} {again}"
+    if isinstance(exc, requests.RequestException):
+        url = getattr(exc.request, "url", None) if exc.request is not None else None
+        return f"The LMS ({host_of(url)}) could not be reached ({cause_in_words(exc)}). {again}"
+    if isinstance(exc, LtiServiceException):
+        status, said = exc.response.status_code, lms_message(exc.response)
+        advice = {
+            401: "The LMS refused the access token; a new one is requested at the next sync.",
+            403: "The LMS does not let the tool read this course's members: enable the Names "
+            "and Role Provisioning Services for the tool in this course.",
+            404: "The LMS has no member list at that address any more: launch the tool from "
+            "the course once more (the launch tells the tool the current address).",
+        }.get(status, "The LMS had an error." if status >= 500 else "")
+        return f"The LMS's member list answered HTTP {status}: {said}. {advice} {again}".replace(
+            ".  ", ". "
+        )
+    if isinstance(exc, LtiException):
+        return f"{exc}. {again}"
+    return f"{type(exc).__name__}: {exc}. {again}"
+
 
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
@@ -105,8 +155,7 @@ def sync_roster(
             connector, {"context_memberships_url": url}
         ).get_members()
     except Exception as exc:  # the LMS's answer, explained
-        failure: Failure = explain(exc, client_id=client_id)
-        result.error = failure.message
+        result.error = explain_roster_failure(exc, client_id=client_id)
         return result
     for attempt in range(2):
         services.begin_write(session)

@@ -341,7 +341,19 @@ def launch() -> Response | tuple[str, int] | str:
     state().note_urls()
     req = _plain_request()
     state_value = req.get_param("state") or ""
-    if state_value and request.cookies.get(f"lti1p3-{state_value}") is None:
+    cookie_missing = state_value and request.cookies.get(f"lti1p3-{state_value}") is None
+    if cookie_missing and req.get_param("id_token") and not req.get_param("error"):
+        if flow.login_params_for_state(db.session, state_value) is None:
+            # Not a sign-in this tool started and has not finished: replayed, forged or too old
+            # (a blocked cookie is told apart: its sign-in is still pending here).
+            return _refused(
+                flow.LaunchRefused(
+                    "This launch belongs to no sign-in in progress here: it was already used, "
+                    f"is older than {flow.NONCE_LIFETIME // 60} minutes, or was not started by "
+                    "this tool. Open the link from the LMS again.",
+                    401,
+                )
+            )
         if not req.get_param(flow.RELAUNCH_FIELD):
             frame = _origin(request.headers.get("Origin"))
             return render_template(
