@@ -268,6 +268,16 @@ def test_an_exercise_no_seed_of_which_generates_answers_503_and_stores_nothing(
     assert "cannot be shown right now" in page and re.search(r"incident [0-9a-f]{12}", page)
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count(Variant.id))) == 0
+        # The instructor learns which student met it and why: the incident names the student,
+        # the exercise and the seeds tried.
+        from quizapp.models_instructor import Incident
+
+        (incident,) = db.session.scalars(sa.select(Incident)).all()
+        ana = db.session.scalar(sa.select(User).where(User.username == "ana"))
+        assert incident.user_id == ana.id and incident.exercise_id == TWO
+        own = derive_seed(SEED_SECRET, ana.id, TWO, 1)
+        assert f"No variant of {TWO} could be drawn" in incident.detail
+        assert str(own) in incident.detail and "broken" in incident.detail
 
 
 def test_the_singular_seed_of_solve_with_inverse_falls_back_to_a_well_posed_variant() -> None:

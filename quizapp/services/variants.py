@@ -90,9 +90,11 @@ def draw_variant(exercise: BankExercise, seed: int) -> Drawn:
     try:
         (record, page), used, failures = first_working_seed(make, int(seed))
     except NoWorkingSeed as exc:
-        log.error("no seed generates %s: %s", exercise.id, exc.failures)
+        tried = ", ".join(str(s) for s, _ in exc.failures[:5])
         raise Unavailable(
-            "This exercise cannot be shown right now; please tell your instructor."
+            f"No variant of {exercise.id} could be drawn: {exc} (seeds {tried}"
+            f"{', ...' if len(exc.failures) > 5 else ''}); fix the exercise and sync it",
+            exercise_id=exercise.id,
         ) from exc
     for failed_seed, message in failures:
         log.warning(
@@ -111,10 +113,7 @@ def stored_variant(variant: Variant) -> BankVariant:
     try:
         return thaw(variant.record)
     except ValueError as exc:
-        log.exception("stored variant %s of %s is unreadable", variant.id, variant.exercise_id)
-        raise Unavailable(
-            "This exercise cannot be shown right now; please tell your instructor."
-        ) from exc
+        raise _unreadable(variant, exc) from exc
 
 
 def stored_answer_form(variant: Variant) -> AnswerForm:
@@ -125,10 +124,16 @@ def stored_answer_form(variant: Variant) -> AnswerForm:
     try:
         return thaw_answer_form(variant.record)
     except ValueError as exc:
-        log.exception("stored variant %s of %s is unreadable", variant.id, variant.exercise_id)
-        raise Unavailable(
-            "This exercise cannot be shown right now; please tell your instructor."
-        ) from exc
+        raise _unreadable(variant, exc) from exc
+
+
+def _unreadable(variant: Variant, exc: ValueError) -> Unavailable:
+    """The error for a stored record that cannot be read (a database edited by hand)."""
+    return Unavailable(
+        f"The stored variant {variant.id} (variant {variant.variant_number} of "
+        f"{variant.exercise_id}) cannot be read: {exc}",
+        exercise_id=variant.exercise_id,
+    )
 
 
 def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
@@ -327,9 +332,8 @@ def _prepare(
     try:
         source = bank_exercise(exercise.id, version.content_hash, version.source)
     except BankError as exc:
-        log.error("the current version of %s does not load: %s", exercise.id, exc)
         raise Unavailable(
-            "This exercise cannot be shown right now; please tell your instructor."
+            f"The current version of {exercise.id} does not load: {exc}", exercise_id=exercise.id
         ) from exc
     seed = derive_seed(seed_secret, user_id, exercise.id, number)
     return version.id, draw_variant(source, seed)
