@@ -37,6 +37,7 @@ from quizapp.bank.loader import Exercise as BankExercise
 from quizapp.bank.parts import expected_part_answers
 from quizapp.bank.seeds import fallback_seed
 from quizapp.bank.stored import freeze
+from quizapp.bank.types import FIRST_REVISION
 from quizapp.models import Exercise, Submission, User, Variant, VariantFailure, db
 from quizapp.page import render_page
 
@@ -342,6 +343,19 @@ def test_the_upgrade_stores_every_existing_variant_with_the_numbers_it_showed(tm
     flaky = load_exercise_source("01-linear-systems/99-flaky", FLAKY_YAML)
     failing = next(s for s in range(200) if _fails(flaky, s))
     working = next(s for s in range(200) if not _fails(flaky, s))
+    # A multi-head exercise that names no guard: release 0.1 guarded none, new variants guard all
+    # (draw revision 2); the upgrade stores what 0.1 showed. Seeds where the two differ.
+    multi = (EXERCISES / "05-attention" / "06-multi-head.yaml").read_text(encoding="utf-8")
+    unguarded = load_exercise_source(
+        "05-attention/98-unguarded",
+        "\n".join(line for line in multi.splitlines() if "guard:" not in line) + "\n",
+    )
+    redrawn = [
+        s
+        for s in range(3000, 3100)
+        if freeze(unguarded.generate(s, FIRST_REVISION)) != freeze(unguarded.generate(s))
+    ][:2]
+    assert len(redrawn) == 2
     with app.app_context():
         conn = db.session.connection()
         now = services.utcnow()
@@ -364,6 +378,7 @@ def test_the_upgrade_stores_every_existing_variant_with_the_numbers_it_showed(tm
         )
         exercises = {eid: bank.exercises[eid] for eid in chosen}
         exercises["01-linear-systems/99-flaky"] = flaky
+        exercises["05-attention/98-unguarded"] = unguarded
         version_ids = {}
         for eid, ex in exercises.items():
             conn.execute(
@@ -402,6 +417,8 @@ def test_the_upgrade_stores_every_existing_variant_with_the_numbers_it_showed(tm
         rows += [
             (1, "01-linear-systems/99-flaky", failing),
             (2, "01-linear-systems/99-flaky", working),
+            (1, "05-attention/98-unguarded", redrawn[0]),
+            (2, "05-attention/98-unguarded", redrawn[1]),
         ]
         variant_ids = {}
         for user_id, eid, seed in rows:
@@ -444,7 +461,8 @@ def test_the_upgrade_stores_every_existing_variant_with_the_numbers_it_showed(tm
             variant = stored[(user_id, eid)]
             if seed == failing:
                 continue
-            drawn = exercises[eid].generate(seed)  # what the previous release showed
+            # What the previous release showed: the first draw revision of every kind.
+            drawn = exercises[eid].generate(seed, FIRST_REVISION)
             assert variant.seed == seed and variant.seed_fallbacks == 0
             assert variant.record == json.loads(
                 json.dumps({**freeze(drawn), "kind": exercises[eid].spec.kind})

@@ -7,9 +7,9 @@ Create Date: 2026-12-01 09:30:00
 A variant becomes a stored fact: what was drawn (``record``, ``quizapp.bank.stored.freeze``) and
 what the student is shown (``page``, ``quizapp.page.render_page``) are stored with it at creation
 and never regenerated.  The upgrade fills them once for every existing variant by generating it
-again with the code of this release from its stored YAML version and seed: the same numbers the
-student has seen until now (the generators of this release draw what the previous one drew; the
-golden-draw tests guard it).  A variant whose seed does not generate (it could only ever show an
+again with the code of this release from its stored YAML version and seed, at every kind's first
+draw revision (``quizapp.bank.types.FIRST_REVISION``): the same numbers the student has seen until
+now (revision 1 draws what release 0.1 drew; the golden-draw tests guard it).  A variant whose seed does not generate (it could only ever show an
 error page) and has no submissions gets the first working fallback seed, as new variants do; one
 with submissions that no longer generates stops the upgrade with the variant named, rather than
 storing numbers its student never saw.
@@ -111,6 +111,7 @@ def _backfill(bind):
     from datetime import UTC, datetime
 
     from quizapp.bank import load_exercise_source
+    from quizapp.bank.types import FIRST_REVISION
     from quizapp.services.variants import draw_variant
 
     variants = sa.table(
@@ -172,7 +173,8 @@ def _backfill(bind):
         batch, lost = [], []
         for variant_id, user_id, number, seed in rows:
             try:
-                drawn = draw_variant(exercise, int(seed))
+                # The draws of the release that showed them (every kind's first revision).
+                drawn = draw_variant(exercise, int(seed), FIRST_REVISION)
             except Exception as exc:
                 raise RuntimeError(
                     f"stored variants: variant {variant_id} of {exercise_id} (seed {seed}) and "

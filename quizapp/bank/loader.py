@@ -71,8 +71,12 @@ class Exercise:
     def attempts(self) -> int:
         return self.spec.attempts
 
-    def generate(self, seed: int) -> Variant:
+    def generate(self, seed: int, revision: int | None = None) -> Variant:
         """The variant fixed by ``seed`` (an int in ``[0, 2**63)``): pure and deterministic.
+
+        ``revision``: the kind's draw revision (default: its current one, what new variants
+        use; ``quizapp.bank.types.FIRST_REVISION`` repeats the draws of release 0.1, see
+        ``Kind.params_at``).
 
         Draws from ``numpy.random.default_rng(seed)`` (PCG64), so the same seed gives the same
         numbers on every machine with the same NumPy major version.  Raises ``BankError``
@@ -87,7 +91,10 @@ class Exercise:
             raise ValueError(f"a seed is an integer in [0, 2**63), got {seed!r}")
         rng = np.random.default_rng(int(seed))
         try:
-            generated = self.kind.generate(self.params, rng)
+            params = self.kind.params_at(
+                self.params, self.kind.revision if revision is None else int(revision)
+            )
+            generated = self.kind.generate(params, rng)
         except BankError:
             raise
         except Exception as exc:

@@ -162,6 +162,11 @@ class KindParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: The draw revision of every kind before draw revisions existed (release 0.1, variants not yet
+#: stored): what ``Kind.params_at`` returns the YAML's own params for.
+FIRST_REVISION = 1
+
+
 class Kind(ABC):
     """An exercise generator.  Subclasses set ``name`` and ``Params`` and implement ``generate``.
 
@@ -171,10 +176,23 @@ class Kind(ABC):
 
     name: ClassVar[str]
     Params: ClassVar[type[KindParams]] = KindParams
+    #: The draw revision new variants use.  A kind raises it when it changes what a YAML text
+    #: that leaves a param unset means (a better default: more mistakes told apart, fewer
+    #: degenerate variants) and says so in :meth:`params_at`.  Stored variants never change
+    #: (they are drawn once); the revision lets a draw of an earlier release be repeated exactly:
+    #: the upgrade that stores the variants of databases made before variants were stored draws
+    #: at :data:`FIRST_REVISION` (``migrations/versions/0002_stored_variants.py``).
+    revision: ClassVar[int] = FIRST_REVISION
 
     @abstractmethod
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         """Draw one variant's numbers from ``rng`` and compute its expected answer."""
+
+    def params_at(self, params: KindParams, revision: int) -> KindParams:
+        """The params a YAML text means at draw ``revision`` (``FIRST_REVISION`` up to
+        :attr:`revision`): ``params`` with the defaults of that revision for the fields the text
+        leaves unset (``params.model_fields_set``).  The base kind has one revision."""
+        return params
 
     def solve(self, params: KindParams, values: dict[str, Any]) -> Generated | None:
         """The expected answer, answer form, solution and detector data for ``values`` already

@@ -71,10 +71,13 @@ class Drawn:
     generator: str
 
 
-def draw_variant(exercise: BankExercise, seed: int) -> Drawn:
+def draw_variant(exercise: BankExercise, seed: int, revision: int | None = None) -> Drawn:
     """Draw, freeze and render ``exercise``'s variant for ``seed``, falling back to the next
     derived seed (``quizapp.bank.seeds.first_working_seed``) while a seed fails: a seed that
     cannot produce a variant never locks a student out.  Pure (no database).
+
+    ``revision``: the kind's draw revision (default: its current one; see
+    ``quizapp.bank.types.Kind.revision``), recorded in ``generator``.
 
     Raises ``Unavailable`` when every seed fails (the exercise itself is broken).
     """
@@ -84,7 +87,7 @@ def draw_variant(exercise: BankExercise, seed: int) -> Drawn:
     from quizapp.page import render_page
 
     def make(candidate: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        drawn = exercise.generate(candidate)
+        drawn = exercise.generate(candidate, revision)
         return {**freeze(drawn), "kind": exercise.spec.kind}, render_page(drawn)
 
     try:
@@ -100,7 +103,8 @@ def draw_variant(exercise: BankExercise, seed: int) -> Drawn:
         log.warning(
             "seed %s of %s does not generate (%s); used %s", failed_seed, exercise.id, message, used
         )
-    generator = f"quizapp {__version__}, kind {exercise.spec.kind}"
+    rev = exercise.kind.revision if revision is None else int(revision)
+    generator = f"quizapp {__version__}, kind {exercise.spec.kind} revision {rev}"
     return Drawn(record, page, used, failures, generator)
 
 

@@ -634,6 +634,9 @@ class MultiHeadAttention(Kind):
     """
 
     name = "multi_head_attention"
+    #: Revision 2: an exercise that leaves ``guard`` unset guards every optional mistake (with
+    #: 2 or more heads); revision 1 (release 0.1) guarded none.
+    revision = 2
 
     class Params(_AttentionInputs):
         tokens: int = Field(2, ge=2, le=4)
@@ -645,8 +648,9 @@ class MultiHeadAttention(Kind):
         entries: IntRange = (-1, 1)
         ask: Literal["concat", "output"] = "output"
         #: Optional mistakes every variant must also tell apart and punish (at most half the
-        #: credit, as typed to ``decimals``): variants are redrawn until they do.  Empty (the
-        #: default) keeps the draws of exercises written before this param existed.
+        #: credit, as typed to ``decimals``): variants are redrawn until they do.  Unset, it
+        #: means all of them with 2 or more heads (draw revision 2, see ``params_at``); ``[]``
+        #: guards none (what revision 1 did).
         guard: list[GuardCode] = Field(default_factory=list)
         #: Ask for each head's output, their concatenation (and the product with W_O) as parts,
         #: graded with follow-through (``_steps.multi_head_parts``); the draw is the same.
@@ -664,6 +668,15 @@ class MultiHeadAttention(Kind):
             if guard and info.data.get("heads") == 1:  # reported at guard's own line
                 raise ValueError("the multi-head mistakes need at least 2 heads (heads: 1)")
             return guard
+
+    def params_at(self, params: KindParams, revision: int) -> KindParams:
+        """From revision 2 on, ``guard`` left unset means every optional mistake
+        (``OPTIONAL_MULTI_HEAD``) when there are 2 or more heads: each variant tells them apart
+        and none earns more than half the credit.  Revision 1 guarded none."""
+        p = _p(self, params)
+        if revision >= 2 and "guard" not in p.model_fields_set and p.heads >= 2:
+            return p.model_copy(update={"guard": list(OPTIONAL_MULTI_HEAD)})
+        return p
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)

@@ -1,0 +1,91 @@
+"""Draw revisions (``Kind.revision``, ``Kind.params_at``): a kind may give a YAML text that leaves
+a param unset a better default for NEW variants, while the draws of the first revision stay
+repeatable (the upgrade that stores the variants of an older database draws at it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from quizapp.bank import load_bank, load_exercise_source
+from quizapp.bank.kinds import all_kinds
+from quizapp.bank.kinds._mistakes import credit_ok_as_typed, distinguishable_codes
+from quizapp.bank.kinds.attention import OPTIONAL_MULTI_HEAD
+from quizapp.bank.stored import freeze
+from quizapp.bank.types import FIRST_REVISION
+from quizapp.services import draw_variant
+
+EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+GUARDED = (EXERCISES / "05-attention" / "06-multi-head.yaml").read_text(encoding="utf-8")
+GUARD_LINE = "  guard: [softmax_axis, single_head, single_head_sqrt_dk]\n"
+assert GUARD_LINE in GUARDED
+UNGUARDED = GUARDED.replace(GUARD_LINE, "")
+NONE_GUARDED = GUARDED.replace(GUARD_LINE, "  guard: []\n")
+
+
+def _exercise(text: str):
+    return load_exercise_source("05-attention/98-multi-head", text)
+
+
+def test_every_kind_has_a_revision_and_its_first_revision_means_the_yaml_as_written() -> None:
+    bank = load_bank(EXERCISES)
+    for kind in all_kinds().values():
+        assert isinstance(kind.revision, int) and kind.revision >= FIRST_REVISION, kind.name
+    for exercise in bank.exercises.values():
+        params = exercise.params
+        assert exercise.kind.params_at(params, FIRST_REVISION) == params, exercise.id
+
+
+def test_new_multi_head_variants_guard_every_optional_mistake_when_the_yaml_names_none() -> None:
+    unguarded = _exercise(UNGUARDED)
+    assert unguarded.kind.revision == 2
+    for seed in range(12):
+        v = unguarded.generate(seed)
+        for code in OPTIONAL_MULTI_HEAD:
+            assert code in v.detectors, (seed, code)
+        # Independently of the kind's bookkeeping: every optional mistake is told apart from the
+        # answer and earns at most half the credit as a student would type it.
+        codes = tuple(OPTIONAL_MULTI_HEAD)
+        assert distinguishable_codes(v.expected, v.context, codes, 2) == codes
+        assert credit_ok_as_typed(v.expected, v.context, codes, 2)
+        # The same as an exercise that lists them all.
+        assert freeze(v) == freeze(_exercise(GUARDED).generate(seed))
+
+
+def test_the_first_revision_repeats_the_draws_of_a_yaml_that_guards_nothing() -> None:
+    unguarded, none = _exercise(UNGUARDED), _exercise(NONE_GUARDED)
+    differs = 0
+    for seed in range(40):
+        first = unguarded.generate(seed, FIRST_REVISION)
+        assert freeze(first) == freeze(none.generate(seed))  # guard: [] at any revision
+        assert freeze(none.generate(seed, FIRST_REVISION)) == freeze(first)
+        if not np.array_equal(first.values["X"], unguarded.generate(seed).values["X"]):
+            differs += 1
+    # The new default changes what new variants draw (else this revision would be pointless).
+    assert differs > 0
+
+
+def test_a_yaml_that_lists_its_guard_draws_the_same_at_every_revision() -> None:
+    guarded = _exercise(GUARDED)
+    for seed in range(10):
+        assert freeze(guarded.generate(seed, FIRST_REVISION)) == freeze(guarded.generate(seed))
+
+
+def test_the_stored_generator_names_the_revision() -> None:
+    unguarded = _exercise(UNGUARDED)
+    assert draw_variant(unguarded, 7).generator.endswith("kind multi_head_attention revision 2")
+    first = draw_variant(unguarded, 7, FIRST_REVISION)
+    assert first.generator.endswith("revision 1")
+    assert first.record["values"] == {
+        **freeze(unguarded.generate(first.seed, FIRST_REVISION))["values"]
+    }
+
+
+def test_docs_list_every_kind_past_its_first_revision() -> None:
+    import re
+
+    doc = (EXERCISES.parent / "docs" / "live-course.md").read_text(encoding="utf-8")
+    listed = {m[1]: int(m[2]) for m in re.finditer(r"^\| `(\w+)` \| (\d+) \|", doc, re.M)}
+    revised = {k.name: k.revision for k in all_kinds().values() if k.revision > FIRST_REVISION}
+    assert listed == revised
