@@ -143,3 +143,14 @@ def test_every_value_is_close_to_itself_in_every_mode(x: float) -> None:
     for tol in (EXACT, Tolerance(), Tolerance("sigfig", digits=3), Tolerance("decdig", digits=2)):
         assert close(x, x, tol)
         assert close(-0.0 if x == 0 else x, x, tol)
+
+
+def test_sigfig_magnitude_of_a_key_just_below_a_power_of_ten() -> None:
+    # 0.3*3 + 0.1 is 0.9999999999999999 in binary: its significant figures are those of 1.
+    key = 0.3 * 3 + 0.1
+    assert key < 1
+    tol = Tolerance("sigfig", digits=3)
+    assert cells_close(np.array(0.998), np.array(key), tol)
+    assert not cells_close(np.array(0.994), np.array(key), tol)
+    # A genuine 0.9999 keeps its own magnitude.
+    assert not cells_close(np.array(0.998), np.array(0.9999), Tolerance("sigfig", digits=4))

@@ -21,7 +21,9 @@ from quizapp.grading.parse import (
     InvalidAnswer,
     bracketed_list,
     parse_answer,
+    parse_answer_cells,
     parse_number,
+    typed_text,
 )
 from quizapp.grading.types import Tolerance, Verdict
 
@@ -128,6 +130,7 @@ def grade(
             raise ValueError(f"mask shape {graded.shape} differs from expected shape {exp.shape}")
     allow_blank = graded is not None and not graded.all()
 
+    typed: list[list[str]]  # each cell's text as typed (for detectors that judge the digits)
     try:
         if (
             exp.ndim == 0
@@ -136,8 +139,10 @@ def grade(
             and not _is_list(answer)
         ):
             ans = np.asarray(parse_number(answer), dtype=float)
+            typed = [[typed_text(answer)]]
         else:
-            ans = parse_answer(answer, allow_blank=allow_blank)
+            ans, cells = parse_answer_cells(answer, allow_blank=allow_blank)
+            typed = cells.rows
     except InvalidAnswer as exc:
         cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
         return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
@@ -154,7 +159,8 @@ def grade(
         )
         if _decimal_comma_fits(answer, exp.shape):
             message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
-        mistakes = run_detectors(ans, exp, _detector_context(context, tolerance, graded), detectors)
+        ctx = _detector_context(context, tolerance, graded, _typed(typed, ans.shape))
+        mistakes = run_detectors(ans, exp, ctx, detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
 
     # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
@@ -179,7 +185,8 @@ def grade(
     if right == total:
         return Verdict("correct", 1.0, "Correct.", cells, [], parsed)
 
-    mistakes = run_detectors(aligned, exp, _detector_context(context, tolerance, graded), detectors)
+    ctx = _detector_context(context, tolerance, graded, _typed(typed, aligned.shape))
+    mistakes = run_detectors(aligned, exp, ctx, detectors)
     if graded is None:
         graded = np.ones(exp.shape, dtype=bool)
     if _is_transposed(aligned, exp, graded, tolerance):
@@ -200,14 +207,29 @@ def grade(
 
 
 def _detector_context(
-    context: Mapping[str, Any] | None, tolerance: Tolerance, graded: np.ndarray | None
+    context: Mapping[str, Any] | None,
+    tolerance: Tolerance,
+    graded: np.ndarray | None,
+    typed: np.ndarray | None,
 ) -> dict[str, Any]:
-    """The detectors' context: the caller's, plus ``tolerance`` and ``mask`` unless it has them
-    (built only for a wrong answer: a correct one runs no detector)."""
+    """The detectors' context: the caller's, plus ``tolerance``, ``mask`` and ``typed`` unless it
+    has them (built only for a wrong answer: a correct one runs no detector)."""
     ctx: dict[str, Any] = dict(context or {})
     ctx.setdefault("tolerance", tolerance)
     ctx.setdefault("mask", graded)
+    ctx.setdefault("typed", typed)
     return ctx
+
+
+def _typed(rows: list[list[str]], shape: tuple[int, ...]) -> np.ndarray | None:
+    """The cells' text as an object array of ``shape`` (the parsed answer's, in the same C order
+    as :func:`align_shape`'s reshape), or None if the counts differ."""
+    flat = [cell for row in rows for cell in row]
+    if len(flat) != int(np.prod(shape, dtype=int)):
+        return None
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(shape)
 
 
 def _rows(flat: list[Any], shape: tuple[int, ...]) -> list[list[Any]]:

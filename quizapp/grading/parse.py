@@ -105,6 +105,9 @@ class InvalidAnswer(ValueError):  # noqa: N818 (the agreed public name)
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2796\ufe58\ufe63\uff0d"
 _TIMES = "\u00d7\u00b7\u22c5\u2217\u2219\u2715\u2716\u2a09"
 _DIVIDE = "\u00f7\u2215\u2044\u2236"
+# Carets from phone keyboards and symbol pickers: the modifier circumflex, caret, up arrowhead,
+# modifier up arrowhead (the fullwidth one is "^" after NFKC).
+_CARETS = "\u02c6\u2038\u2303\u02c4"
 _SUPERSCRIPTS = {
     "\u2070": "0",
     "\u00b9": "1",
@@ -123,6 +126,7 @@ _SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
 _TRANSLATE = {ord(c): "-" for c in _DASHES}
 _TRANSLATE.update({ord(c): "*" for c in _TIMES})
 _TRANSLATE.update({ord(c): "/" for c in _DIVIDE})
+_TRANSLATE.update({ord(c): "^" for c in _CARETS})
 _TRANSLATE.update({ord("\u03c0"): "pi", ord("\u221e"): "inf", ord("\r"): "\n"})
 _TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n"})
 # "1.5x10^3" / "1.5 X 10^3": the letter x used as a times sign before a power of ten.
@@ -667,6 +671,16 @@ def parse_number(text: str) -> float:
     return _Parser(norm, text).parse()
 
 
+def typed_text(text: str) -> str:
+    """One number's text as the parser reads it (Markdown, LaTeX and Unicode look-alikes mapped
+    to the ASCII grammar: ``$−2.00$`` -> ``-2.00``), for judging what was typed; the text itself
+    when it cannot be read (the caller has parsed it already)."""
+    try:
+        return _normalize(_from_latex(_strip_markdown(text.strip()))).strip()
+    except (InvalidAnswer, LatexError):
+        return text.strip()
+
+
 # --------------------------------------------------------------------------- structure
 
 
@@ -1149,13 +1163,19 @@ def parse_answer(
 
     Raises :class:`InvalidAnswer` with a message naming the cell where it can.
     """
+    return parse_answer_cells(answer, allow_blank=allow_blank)[0]
+
+
+def parse_answer_cells(
+    answer: str | bytes | Sequence[Sequence[str]], *, allow_blank: bool = False
+) -> tuple[np.ndarray, Cells]:
+    """:func:`parse_answer`, also returning the :class:`Cells` as split (each cell's text as
+    typed, after normalization), so that a grader can judge what was typed (e.g. the digits of
+    ``2.00``, which the float ``2.0`` has lost).  Same errors as :func:`parse_answer`."""
     if isinstance(answer, bytes):
         try:
             answer = answer.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidAnswer("The answer is not valid UTF-8 text.") from None
-    if isinstance(answer, str):
-        cells = split_cells(answer)
-    else:
-        cells = _grid_cells(answer)
-    return evaluate_cells(cells, allow_blank=allow_blank)
+    cells = split_cells(answer) if isinstance(answer, str) else _grid_cells(answer)
+    return evaluate_cells(cells, allow_blank=allow_blank), cells
