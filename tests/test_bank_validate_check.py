@@ -49,8 +49,10 @@ def faulty(monkeypatch: pytest.MonkeyPatch) -> str:
     return _Faulty.name
 
 
-def _exercise(kind: str, fault: str, prompt: str = "Copy ${{ M }}$."):
-    src = f"title: T\nkind: {kind}\nparams: {{fault: {fault}}}\nprompt: '{prompt}'\n"
+def _exercise(
+    kind: str, fault: str, prompt: str = "Copy ${{ M }}$. Give exact values.", extra: str = ""
+):
+    src = f"title: T\nkind: {kind}\nparams: {{fault: {fault}}}\nprompt: '{prompt}'\n{extra}"
     return load_exercise_source(f"q/{fault}", src)
 
 
@@ -83,3 +85,33 @@ def test_latex_that_does_not_convert_is_reported(faulty: str) -> None:
     ex = _exercise(faulty, "none", prompt="Copy $\\frac{1}{$ then ${{ M }}$.")
     _, fails = check_variant(ex, 0)
     assert any("prompt has LaTeX that does not convert" in f.message for f in fails)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "extra", "says"),
+    [
+        ("Copy ${{ M }}$.", "", "states no precision"),
+        ("Copy ${{ M }}$ to 2 decimal places, or to 3 significant figures.", "", "several"),
+        ("Copy ${{ M }}$. Give exact values.", "tolerance: {rtol: 0.01}\n", "1.00% off"),
+        ("Copy ${{ M }}$ to 2 decimal places.", "", "rejects values near 0"),
+        ("Copy ${{ M }}$ to 2 decimal places.", "tolerance: {decdig: 3}\n", "{decdig: 2}"),
+        ("Copy ${{ M }}$ to 3 significant figures.", "tolerance: {decdig: 3}\n", "{sigfig: 3}"),
+    ],
+)
+def test_check_enforces_the_stated_precision(faulty: str, prompt: str, extra: str, says: str):
+    """For every author, not only this repository's bank: a numeric answer's prompt states one
+    precision, and the tolerance agrees with it (issue 16)."""
+    failures = check_exercise(_exercise(faulty, "none", prompt, extra), range(3))
+    assert any(says in f.message for f in failures), [f.message for f in failures]
+
+
+def test_check_grades_the_answer_given_as_the_prompt_says(faulty: str) -> None:
+    # "exact" with a key that is no simple fraction: a student cannot give it as the prompt says.
+    ex = _exercise(faulty, "none", "Copy ${{ M }}$. Give exact values.")
+    v = ex.generate(0)
+    v.expected = v.expected / 7.0001
+    from quizapp.bank.check import _check_stated_precision
+
+    said: list[str] = []
+    _check_stated_precision(v, said.append)
+    assert any("not a fraction" in m for m in said), said

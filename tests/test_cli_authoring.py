@@ -23,7 +23,7 @@ variables:
 require:
   - det(A) != 0
 answer: solve(A, b)
-prompt: "Solve $A x = b$ for $A = {{ A }}$ and $b = {{ b }}$."
+prompt: "Solve $A x = b$ for $A = {{ A }}$ and $b = {{ b }}$, to 4 significant figures."
 hints:
   - "Compute $\\\\det A = {{ A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0] }}$ first."
 """

@@ -4,8 +4,10 @@ For each seed: the variant generates; the expected answer (and every worked-solu
 finite and shaped as the answer form says; the ``expression`` kind's
 ``require`` constraints hold; the prompt, hints and worked solution render (template and
 Markdown/LaTeX, with no formula that fails to convert); the expected answer, written as text by
-``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; and no
-mistake detector fires on it.  Across seeds: the variants really vary (not all identical).
+``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; no
+mistake detector fires on it; and a numeric answer's prompt states one precision that the
+tolerance agrees with, and the expected answer given as the prompt says (rounded, or as exact
+fractions; :mod:`quizapp.bank.precision`) is ``correct``.  Across seeds: the variants really vary (not all identical).
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ import numpy as np
 
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
+from quizapp.bank.precision import (
+    NUMERIC_FORMS,
+    NotStatable,
+    answer_as_stated,
+    precision_statements,
+    tolerance_problem,
+)
 from quizapp.bank.schema import ExpressionSpec
 from quizapp.bank.types import Variant
 from quizapp.bank.yamlio import BankError
@@ -117,6 +126,7 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
             continue
         if "math-error" in html:
             fail(f"{label} has LaTeX that does not convert to MathML")
+    _check_stated_precision(v, fail)
     grading = _grading()
     if grading is not None:
         grade_answer, expected_answer_text = grading
@@ -137,6 +147,43 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                     + ", ".join(m.code for m in verdict.mistakes)
                 )
     return v, fails
+
+
+def _check_stated_precision(v: Variant, fail: Callable[[str], None]) -> None:
+    """A numeric answer's prompt states one precision, the tolerance agrees with it, and the
+    expected answer given as the prompt says (rounded, or as exact fractions) grades correct."""
+    form = v.answer_form
+    if form.type not in NUMERIC_FORMS or not _finite(v.expected):
+        return  # a key that is not finite is reported on its own
+    found = precision_statements(v.prompt)
+    if len(found) != 1:
+        fail(
+            "the prompt states no precision for its numeric answer: say 'Give exact values.', "
+            "'to N decimal places' or 'to N significant figures'"
+            if not found
+            else "the prompt states several precisions ("
+            + " and ".join(sorted(p.phrase() for p in found))
+            + "): state one"
+        )
+        return
+    precision = found.pop()
+    problem = tolerance_problem(precision, v.tolerance)
+    if problem:
+        fail(problem)
+    grading = _grading()
+    if grading is None:
+        return
+    try:
+        text = answer_as_stated(v.expected, form.type, form.count, precision)
+    except NotStatable as exc:
+        fail(str(exc))
+        return
+    verdict = grading[0](v, text)
+    if verdict.status != "correct":
+        fail(
+            f"the expected answer given as the prompt says ({precision.phrase()}), {text!r}, is "
+            f"graded {verdict.status}: {verdict.message}"
+        )
 
 
 def check_exercise(

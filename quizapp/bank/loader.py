@@ -168,13 +168,13 @@ class Bank:
 
 
 def _parse_exercise(
-    exercise_id: str, source: str, file: str
+    exercise_id: str, source: str, file: str, *, authoring: bool = True
 ) -> tuple[Exercise | None, list[BankError]]:
     try:
         data, located = parse_yaml(source, file)
     except BankError as err:
         return None, [err]
-    checked, errors = check_exercise(data, located, file)
+    checked, errors = check_exercise(data, located, file, authoring=authoring)
     if checked is None:
         return None, errors
     quiz_id = exercise_id.split("/", 1)[0] if "/" in exercise_id else ""
@@ -195,7 +195,9 @@ def _parse_exercise(
 
 @lru_cache(maxsize=1024)
 def _cached_source(exercise_id: str, digest: str, source: str) -> Exercise:
-    exercise, errors = _parse_exercise(exercise_id, source, exercise_id)
+    # A stored text is loaded as it was accepted: the authoring rules added since (which would
+    # refuse a file being synced) must not make its variants unreadable.
+    exercise, errors = _parse_exercise(exercise_id, source, exercise_id, authoring=False)
     if exercise is None:
         first = errors[0]
         first.errors = errors

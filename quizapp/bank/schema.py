@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from quizapp.bank.precision import default_tolerance
 from quizapp.bank.types import KindParams
 from quizapp.bank.yamlio import BankError, Located
 from quizapp.grading.types import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
@@ -211,8 +212,12 @@ class ExerciseSpec(_Strict):
         return [v] if isinstance(v, str) else v
 
     def tolerance_value(self) -> Tolerance:
-        """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""
-        return self.tolerance.to_tolerance() if self.tolerance else Tolerance()
+        """The grading tolerance: the ``tolerance:`` written, else exact (``rtol = atol = 0``)
+        when the prompt says exact (``quizapp.bank.precision.default_tolerance``), else
+        PrairieLearn's default relabs ``rtol=1e-2``, ``atol=1e-8``."""
+        if self.tolerance:
+            return self.tolerance.to_tolerance()
+        return default_tolerance(self.prompt) or Tolerance()
 
 
 class QuizSpec(_Strict):

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from quizapp.bank.expression import FUNCTIONS, ExpressionError, compile_expression
 from quizapp.bank.kinds import all_kinds
+from quizapp.bank.precision import precision_statements, tolerance_problem
 from quizapp.bank.schema import (
     NAME_RE,
     ExerciseSpec,
@@ -48,10 +49,14 @@ def _at(file: str, mark: Mark, message: str) -> BankError:
 
 
 def check_exercise(
-    data: Any, located: Located, file: str
+    data: Any, located: Located, file: str, *, authoring: bool = True
 ) -> tuple[Checked | None, list[BankError]]:
     """Check one exercise file's parsed YAML.  Returns the checked parts (``None`` if there was
-    any problem) and the list of problems."""
+    any problem) and the list of problems.
+
+    ``authoring`` (a file being written or synced) adds the rules that a text already stored in
+    the database must not be refused for once its variants exist: the prompt's stated precision
+    and the tolerance agree (:mod:`quizapp.bank.precision`)."""
     errors: list[BankError] = []
     if not isinstance(data, dict):
         what = type(data).__name__ if data is not None else "nothing"
@@ -109,6 +114,8 @@ def check_exercise(
                 )
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
+    if authoring and spec is not None:
+        errors.extend(_check_precision(spec, located, file))
     # Seed 0 is generated once: the placeholder check and the generation check share it (the
     # kinds are pure functions of params and seed, so a second draw would be the same variant).
     generated: dict[int, Generated] = {}
@@ -241,6 +248,22 @@ def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[Ba
                 )
             )
     return out
+
+
+def _check_precision(spec: ExerciseSpec, located: Located, file: str) -> list[BankError]:
+    """The precision the prompt states and the tolerance agree (rules in
+    :mod:`quizapp.bank.precision`), reported at ``tolerance:`` (or at the prompt when the
+    tolerance is the default).  A prompt that states its precision through a placeholder is
+    checked on every seed by ``quizapp check``."""
+    found = precision_statements(spec.prompt)
+    if not found:
+        return []
+    mark = located.keys.get("tolerance") or located.values.get("prompt", located.start)
+    if len(found) > 1:
+        phrases = " and ".join(sorted(p.phrase() for p in found))
+        return [_at(file, mark, f"prompt: it states several precisions ({phrases}): state one")]
+    problem = tolerance_problem(found.pop(), spec.tolerance_value())
+    return [_at(file, mark, f"tolerance: {problem}")] if problem else []
 
 
 def _check_templates(
