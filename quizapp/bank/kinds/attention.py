@@ -834,7 +834,9 @@ class AttentionFill(Kind):
         mask, codes = draw(rng, pick_mask, "blanks where forgetting the scale shows")
         given = given_grid(expected, mask, p.decimals)
         shown = " \\\\ ".join(" & ".join("?" if c is None else c for c in row) for row in given)
-        ctx = {**ctx, "mask": mask}
+        # Rows of weights sum to 1: a blank worked out from that is graded with follow-through
+        # (quizapp.bank.answers), against the given cells as shown.
+        ctx = {**ctx, "mask": mask, "rows_sum_to_one": p.target == "weights"}
         steps = attention_steps(Q, K, V, p.target, None, None, p.decimals)
         steps.append(
             SolutionStep(
