@@ -120,6 +120,13 @@ def mistaken_answer(data: dict, v, code: str):
             return softmax_rows(x.T).T.reshape(e.shape)
         if code == "softmax_no_exp":
             return (x / x.sum(axis=1, keepdims=True)).reshape(e.shape)
+    if kind == "transpose" and code in ("rotation_not_inverted", "rotation_ignored"):
+        t = math.radians(vals["angle"])
+        y = np.asarray(vals["y"], float)
+        if code == "rotation_ignored":
+            return y
+        R = [[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]
+        return mm(R, y.reshape(-1, 1)).ravel()
     if code == "wrong_order":
         if kind == "composition":
             return mm(vals["T"], vals["S"])

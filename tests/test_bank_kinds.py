@@ -141,6 +141,14 @@ def check_well_posed(kind: str, params: dict, g: Generated) -> None:
             assert np.asarray(v["R"]) == pytest.approx(
                 np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]), abs=1e-3
             )
+        elif prop == "rotation_undo":
+            t = math.radians(v["angle"])
+            R = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+            y = np.asarray(v["y"], float)
+            assert e == pytest.approx(np.linalg.solve(R, y))  # the x with Rx = y (as shown)
+            assert e == pytest.approx(np.round(e), abs=1e-3)  # a whole-number vector, rounded y
+            assert v["angle"] != 180 and np.all(np.round(e) != 0)
+            assert set(g.detectors) == {"rotation_not_inverted", "rotation_ignored"}
         elif prop == "product":
             A, B = np.asarray(v["A"], float), np.asarray(v["B"], float)
             assert e == pytest.approx(B.T @ A.T)

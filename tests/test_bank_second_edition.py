@@ -3,9 +3,11 @@ student who hit it: every test here failed before its fix."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from quizapp.bank.answers import grade_answer
 from quizapp.bank.loader import load_bank
@@ -70,3 +72,173 @@ def test_fill_in_follow_through_needs_the_rest_of_the_row_right() -> None:
         verdict = grade_answer(v, grid)
         assert verdict.status != "correct", seed
         assert verdict.cells is not None and not verdict.cells[i][j]
+
+
+def _text(a: np.ndarray) -> str:
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 1:
+        return "[" + ", ".join(repr(float(x)) for x in a) + "]"
+    return "[" + ", ".join(_text(r) for r in a) + "]"
+
+
+def test_solve_with_inverse_works_with_the_inverse_rounded_as_asked() -> None:
+    """Working through A^-1 rounded to 2 decimals (as 10-inverse asks) was graded wrong in 155
+    of 300 variants."""
+    ex = BANK.exercises["03-transpose-and-products/13-solve-with-inverse"]
+    for seed in range(300):
+        v = ex.generate(seed)
+        A, y = np.asarray(v.values["A"]), np.asarray(v.values["y"])
+        inverse = np.round(np.linalg.inv(A), 2)
+        x = np.round(inverse @ y, 2)
+        verdict = grade_answer(v, [[f"{c:.2f}" for c in x]])
+        assert verdict.status == "correct", (seed, A, y, x, verdict.message)
+
+
+def test_solve_with_inverse_draws_no_singular_matrix() -> None:
+    """Its require admitted a singular A (seed 5561: det computed as a tiny non-zero)."""
+    ex = BANK.exercises["03-transpose-and-products/13-solve-with-inverse"]
+    for seed in [5561, *range(400)]:
+        A = np.asarray(ex.generate(seed).values["A"])
+        assert np.linalg.matrix_rank(A) == 2, seed
+        assert round(abs(np.linalg.det(A))) in (2, 4, 5), seed
+
+
+def test_solve_with_inverse_names_its_mistakes() -> None:
+    ex = BANK.exercises["03-transpose-and-products/13-solve-with-inverse"]
+    v = ex.generate(7)
+    A, y = np.asarray(v.values["A"]), np.asarray(v.values["y"])
+    adj = np.linalg.det(A) * np.linalg.inv(A)
+    assert "missing_determinant" in grade_answer(v, _text(adj @ y)).mistake_codes
+    assert "multiplied_by_a" in grade_answer(v, _text(A @ y)).mistake_codes
+
+
+def test_rotation_answer_is_not_always_the_identity() -> None:
+    """04-rotation asked for R^T R, which is I in every variant."""
+    ex = BANK.exercises["03-transpose-and-products/04-rotation"]
+    answers = set()
+    for seed in range(100):
+        v = ex.generate(seed)
+        assert np.shape(v.expected) == (2,)
+        answers.add(tuple(np.round(v.expected).tolist()))
+        R, y = np.asarray(v.context["R"]), np.asarray(v.values["y"])
+        assert v.expected == pytest.approx(R.T @ y)
+        again = grade_answer(v, _text(R @ y))
+        assert again.status != "correct" and "rotation_not_inverted" in again.mistake_codes
+    assert len(answers) > 20
+
+
+def test_transpose_rule_has_no_symmetric_product() -> None:
+    """A symmetric AB made forgetting to transpose correct in 10 of 300 variants."""
+    ex = BANK.exercises["03-transpose-and-products/12-transpose-rule"]
+    for seed in range(300):
+        v = ex.generate(seed)
+        AB = np.asarray(v.values["A"]) @ np.asarray(v.values["B"])
+        verdict = grade_answer(v, _text(AB))
+        assert verdict.status != "correct", seed
+        assert "forgot_transpose" in verdict.mistake_codes, seed
+
+
+def test_ba_given_ab_is_never_the_transpose_of_ab() -> None:
+    """BA = (AB)^T in 6 of 300 variants made the transposing mistake correct."""
+    ex = BANK.exercises["03-transpose-and-products/09-ba-given-ab"]
+    for seed in range(300):
+        v = ex.generate(seed)
+        AB = np.asarray(v.values["AB"], dtype=float)
+        verdict = grade_answer(v, _text(AB.T))
+        assert verdict.status != "correct", seed
+        assert "ab_transposed" in verdict.mistake_codes, seed
+
+
+@pytest.mark.parametrize("exercise", ["10-inverse", "11-inverse-3x3"])
+def test_forgetting_the_determinant_never_passes(exercise: str) -> None:
+    """det A = 1 made forgetting to divide by it correct."""
+    ex = BANK.exercises[f"03-transpose-and-products/{exercise}"]
+    for seed in range(200):
+        v = ex.generate(seed)
+        A = np.asarray(v.values["A"], dtype=float)
+        det = np.linalg.det(A)
+        verdict = grade_answer(v, _text(np.asarray(v.expected) * det))
+        assert verdict.status != "correct", seed
+        assert "missing_determinant" in verdict.mistake_codes, seed
+
+
+@pytest.mark.parametrize("exercise", ["01-basis-coordinates", "02-basis-coordinates-3d"])
+def test_basis_as_rows_is_always_told_apart(exercise: str) -> None:
+    """A symmetric basis matrix hid "basis as rows" in 35 of 300 variants."""
+    ex = BANK.exercises[f"02-matrices-and-maps/{exercise}"]
+    for seed in range(300):
+        v = ex.generate(seed)
+        rows = np.asarray(v.context["basis"], dtype=float)
+        wrong = np.linalg.solve(rows, np.asarray(v.context["v"], dtype=float))
+        verdict = grade_answer(v, _text(wrong))
+        assert verdict.status != "correct", seed
+        assert "basis_as_rows" in verdict.mistake_codes, seed
+
+
+@pytest.mark.parametrize("exercise", ["01-one-unknown", "02-one-unknown-constant"])
+def test_one_unknown_never_has_a_guessable_solution(exercise: str) -> None:
+    """x = 0 in 6 % of the variants (5x = 0); x = ±1 hides dividing the wrong way round."""
+    ex = BANK.exercises[f"01-linear-systems/{exercise}"]
+    for seed in range(300):
+        v = ex.generate(seed)
+        assert float(v.expected) not in (0.0, 1.0, -1.0), seed
+        assert "inverted_division" in v.detectors, seed
+
+
+def test_associativity_product_is_never_zero() -> None:
+    """ABC = 0 at seed 271."""
+    ex = BANK.exercises["03-transpose-and-products/07-associativity"]
+    for seed in [271, *range(300)]:
+        e = np.asarray(ex.generate(seed).expected)
+        assert not np.any(np.all(e == 0, axis=0)) and not np.any(np.all(e == 0, axis=1)), seed
+
+
+def test_multi_head_w_o_maps_back_to_d_model_with_full_rank() -> None:
+    """W_O of rank 1 or with a zero column; and it must map back to d_model."""
+    ex = BANK.exercises["05-attention/06-multi-head"]
+    for seed in range(100):
+        v = ex.generate(seed)
+        WO = np.asarray(v.values["W_O"], dtype=float)
+        X = np.asarray(v.values["X"], dtype=float)
+        assert WO.shape == (2, X.shape[1]), seed  # 2 heads of d_v = 1 back to d_model
+        assert np.linalg.matrix_rank(WO) == 2 and not np.any(np.all(WO == 0, axis=0)), seed
+    assert "d_{\\text{model}} = 3" in v.prompt
+
+
+def test_wording_fixes() -> None:
+    def prompt(eid: str) -> str:
+        return BANK.exercises[eid].generate(0).prompt
+
+    deck = BANK.exercises["01-linear-systems/05-deck-system"].generate(0)
+    assert "first equation" not in " ".join(deck.hints)
+    assert "How many entries" not in prompt("02-matrices-and-maps/09-matrix-vector")
+    scaled = prompt("04-retrieval-and-softmax/02-scaled-scores")
+    assert "scaled by the number of dimensions" not in scaled and "\\sqrt{d}" in scaled
+    assert "same set" in prompt("05-attention/11-deck-notation")
+    weights = BANK.exercises["05-attention/04-self-attention-weights"]
+    for seed in range(10):
+        v = weights.generate(seed)
+        assert "W_V" not in v.prompt
+        assert all("W_V" not in s.text and "V = " not in s.text for s in v.solution), seed
+
+
+def test_three_by_three_solutions_show_their_steps() -> None:
+    for eid in ("01-linear-systems/07-three-by-three", "03-transpose-and-products/11-inverse-3x3"):
+        v = BANK.exercises[eid].generate(3)
+        columns = [s for s in v.solution if s.title.startswith("Column ")]
+        assert len(columns) == 3, eid
+        assert all("\\leftarrow" in s.text and "array" in s.text for s in columns), eid
+
+
+EXPRESSIONS = sorted(i for i, ex in BANK.exercises.items() if ex.kind.name == "expression")
+
+
+@pytest.mark.parametrize("exercise_id", EXPRESSIONS)
+def test_expression_solutions_are_mathematics_not_code(exercise_id: str) -> None:
+    """The expression exercises' worked solutions showed `transpose(A) @ y` and "0.222222"."""
+    v = BANK.exercises[exercise_id].generate(2)
+    for step in v.solution:
+        for code in ("`", "@", "transpose(", ".T", "sqrt("):
+            assert code not in step.text and code not in step.title, (exercise_id, step)
+        assert "$" in step.text
+        assert not re.search(r"\d\.\d{5,}", step.text), (exercise_id, step.text)

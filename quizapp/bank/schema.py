@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from quizapp.bank.precision import default_tolerance
+from quizapp.bank.precision import Precision, default_tolerance
 from quizapp.bank.types import KindParams
 from quizapp.bank.yamlio import BankError, Located
 from quizapp.grading.types import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
@@ -162,13 +162,52 @@ class AnswerFormSpec(_Strict):
     col_labels: list[str] | None = None
 
 
+class MistakeSpec(_Strict):
+    """One named mistake of an ``expression`` exercise: its ``code`` (counted for the
+    instructor), the ``answer`` expression the mistake produces, and the ``message`` shown to a
+    student whose answer equals it (plain text; ``{{ name }}`` placeholders of variables)."""
+
+    code: str = Field(min_length=1, max_length=60)
+    answer: str
+    message: str = Field(min_length=1, max_length=500)
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+            raise ValueError(f"a mistake code is lowercase letters, digits and _, got {v!r}")
+        return v
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
 class ExpressionSpec(KindParams):
-    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind)."""
+    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind).
+
+    ``mistakes``: named mistakes, each with the answer expression it produces; every variant is
+    redrawn until each one differs from the right answer (like a failed ``require``), and an
+    answer equal to one is told its message.  ``precision`` is not written in the YAML: the
+    loader sets it from the prompt's stated precision, so the worked solution shows values as
+    the prompt asks for them."""
 
     variables: dict[str, VariableSpec] = Field(default_factory=dict)
     require: list[str] = Field(default_factory=list)
     answer: str
     answer_form: AnswerFormSpec | None = None
+    mistakes: list[MistakeSpec] = Field(default_factory=list)
+    precision: Precision | None = None
+
+    @field_validator("mistakes")
+    @classmethod
+    def _unique_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
+        codes = [m.code for m in v]
+        twice = sorted({c for c in codes if codes.count(c) > 1})
+        if twice:
+            raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
+        return v
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -200,6 +239,7 @@ class ExerciseSpec(_Strict):
     require: list[str] | None = None
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    mistakes: list[MistakeSpec] | None = None
 
     @field_validator("answer", mode="before")
     @classmethod

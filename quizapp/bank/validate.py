@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from quizapp.bank.expression import FUNCTIONS, ExpressionError, compile_expression
 from quizapp.bank.kinds import all_kinds
-from quizapp.bank.precision import precision_statements, tolerance_problem
+from quizapp.bank.precision import precision_statements, stated_precision, tolerance_problem
 from quizapp.bank.schema import (
     NAME_RE,
     ExerciseSpec,
@@ -29,7 +29,7 @@ from quizapp.bank.template import TemplateError, placeholder_line, placeholders,
 from quizapp.bank.types import Generated, Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
-EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form")
+EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form", "mistakes")
 #: Seeds every exercise must generate (and render) at validation time (and so at every load,
 #: which is why it is one seed; ``quizapp check`` samples many).
 VALIDATE_SEEDS = (0,)
@@ -196,6 +196,16 @@ def _check_expression(
                 else located.values["require"]
             )
             exprs.append(("require", text, mark))
+    raw_mistakes = data.get("mistakes")
+    mistakes_loc = located.children.get("mistakes")
+    if isinstance(raw_mistakes, list):
+        for i, item in enumerate(raw_mistakes):
+            here = mistakes_loc.children.get(i) if mistakes_loc else None
+            if isinstance(item, dict) and "answer" in item:
+                mark = (
+                    here.values.get("answer", located.start) if here else located.keys["mistakes"]
+                )
+                exprs.append((f"mistakes[{i + 1}].answer", item["answer"], mark))
     for label, text, mark in exprs:
         if isinstance(text, (int, float)) and not isinstance(text, bool) and label == "answer":
             text = str(text)
@@ -218,6 +228,9 @@ def _check_expression(
                 errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
                 ok = False
     fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
+    if isinstance(data.get("prompt"), str):
+        # not a YAML field: the worked solution writes values as the prompt asks for them
+        fields["precision"] = stated_precision(data["prompt"])
     try:
         spec = ExpressionSpec.model_validate(fields)
     except ValidationError:
@@ -383,6 +396,14 @@ def template_texts(
                 texts.append(
                     (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
                 )
+    mistakes_loc = located.children.get("mistakes")
+    if isinstance(data.get("mistakes"), list) and mistakes_loc is not None:
+        for i, item in enumerate(data["mistakes"]):
+            here = mistakes_loc.children.get(i)
+            if isinstance(item, dict) and isinstance(item.get("message"), str) and here:
+                mark = here.values.get("message", here.start)
+                style = here.styles.get("message")
+                texts.append((f"mistakes[{i + 1}].message", item["message"], mark, style))
     return texts
 
 

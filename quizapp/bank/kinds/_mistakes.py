@@ -282,6 +282,8 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("equation", "moved_without_sign"): _equation_moved,
     ("matrix_form", "moved_without_sign"): _matrix_form_moved,
     ("linearity", "linearity_scalars"): _linearity_scalars,
+    ("rotation", "rotation_not_inverted"): lambda c: _f(c["R"]) @ _f(c["y"]),
+    ("rotation", "rotation_ignored"): lambda c: _f(c["y"]),
 }
 
 
@@ -402,6 +404,13 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
     ),
     ("linearity", "linearity_scalars"): lambda c: (
         "You added T(u) and T(v) but forgot the scalars: T(au + bv) = aT(u) + bT(v)."
+    ),
+    ("rotation", "rotation_not_inverted"): lambda c: (
+        "You applied R to y, which rotates it once more; to undo R apply its inverse, "
+        "R⁻¹ = Rᵀ (the rotation by the opposite angle)."
+    ),
+    ("rotation", "rotation_ignored"): lambda c: (
+        "That is y itself. Rᵀ R = I says that Rᵀ undoes R: x = Rᵀ y, which is not y."
     ),
 }
 

@@ -484,11 +484,14 @@ class SelfAttention(Kind):
         out, W = linalg.self_attention(X, WQ, WK, WV)
         expected = out if p.ask == "output" else W
         Q, K, V = ctx["Q"], ctx["K"], ctx["V"]
+        # The weights need no V (and the prompt of such an exercise gives no W_V).
+        projected = f"$Q = XW_Q = {latex_matrix(Q)}$, $K = XW_K = {latex_matrix(K)}$" + (
+            f", $V = XW_V = {latex_matrix(V)}$." if p.ask == "output" else "."
+        )
         steps = [
             SolutionStep(
                 "Project the embeddings",
-                f"$Q = XW_Q = {latex_matrix(Q)}$, $K = XW_K = {latex_matrix(K)}$, "
-                f"$V = XW_V = {latex_matrix(V)}$.",
+                projected,
                 value=clean(Q),
                 row_labels=toks,
             ),
@@ -629,6 +632,10 @@ class MultiHeadAttention(Kind):
         #: credit, as typed to ``decimals``): variants are redrawn until they do.  Empty (the
         #: default) keeps the draws of exercises written before this param existed.
         guard: list[GuardCode] = Field(default_factory=list)
+        #: Redraw until ``W_O`` has full rank and no zero column, so that every output column
+        #: depends on the heads (a zero column is 0 for any attention; rank 1 makes the columns
+        #: multiples of each other).  False (the default) keeps the older exercises' draws.
+        w_o_full_rank: bool = False
 
         @model_validator(mode="after")
         def _sizes(self) -> MultiHeadAttention.Params:
@@ -663,6 +670,10 @@ class MultiHeadAttention(Kind):
             wv = [WV[:, i * p.d_v : (i + 1) * p.d_v] for i in range(h)]
             if constant_column(X @ WV):
                 return None  # that head's output column would be right for any weights
+            if p.w_o_full_rank and (
+                np.linalg.matrix_rank(WO) < min(WO.shape) or np.any(np.all(WO == 0, axis=0))
+            ):
+                return None
             out, heads, weights = linalg.multi_head_attention(X, wq, wk, wv, WO)
             if any(not not_saturated(w, p.decimals) for w in weights):
                 return None

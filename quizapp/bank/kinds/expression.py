@@ -18,6 +18,7 @@ lists the expression's intermediate results (each operation and call, innermost 
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import numpy as np
@@ -30,9 +31,12 @@ from quizapp.bank.expression import (
     evaluate,
     truth,
 )
+from quizapp.bank.formula import latex_value, name_latex, relation, rounded, step_title, to_latex
 from quizapp.bank.kinds import register_kind
+from quizapp.bank.kinds._util import distinct
+from quizapp.bank.precision import Precision
 from quizapp.bank.schema import ExpressionSpec, VariableSpec
-from quizapp.bank.template import format_number
+from quizapp.bank.template import TemplateError, render
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
 #: Draws tried before a ``require`` that never holds is reported (a bound, never a hang).
@@ -135,8 +139,79 @@ def answer_form_for(expected: Any, spec: ExpressionSpec) -> AnswerForm:
     )
 
 
-def _is_number(value: Any) -> bool:
-    return np.asarray(value).ndim == 0
+def _tell_apart(
+    answer: Compiled, mistakes: list[Compiled], values: dict[str, Any]
+) -> tuple[int | None, list[Any]]:
+    """Evaluate the answer and each named mistake; return the index of the first mistake whose
+    value is not clearly different from the answer (``distinct``: what every tolerance tells
+    apart), or None, and the mistakes' values."""
+    try:
+        right = evaluate(answer, values)
+    except Exception as exc:  # noqa: BLE001 - reported at the answer's line
+        raise _blame(_generation_error(exc), "answer") from exc
+    out = []
+    for i, m in enumerate(mistakes):
+        try:
+            wrong = np.asarray(evaluate(m, values), dtype=float)
+        except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
+            raise _blame(_generation_error(exc), "mistakes", i) from exc
+        if not distinct(right, wrong):
+            return i, []
+        out.append(wrong)
+    return None, out
+
+
+def _step_formula(text: str) -> str:
+    """A traced step's text (``A @ x``, or ``Q = X @ W_Q`` from an explained call) as LaTeX."""
+    if " = " in text:
+        name, rhs = text.split(" = ", 1)
+        return f"{name_latex(name.strip())} = {to_latex(rhs)}"
+    return to_latex(text)
+
+
+def solution_steps(
+    trace: list[Step],
+    answer: Compiled,
+    expected: Any,
+    form: AnswerForm,
+    precision: Precision | None,
+) -> list[SolutionStep]:
+    """The worked solution of an expression: each intermediate result (innermost first, at most
+    ``MAX_STEPS``, the last ones) as its formula and value, then the answer.  Values are written
+    as the prompt asks (``quizapp.bank.formula.latex_value``): exact prompts as integers and
+    fractions, "N decimal places" with N places for the answer and N + 2 on the way."""
+    steps: list[SolutionStep] = []
+    seen: set[str] = set()
+    for step in trace:
+        if step.text in seen or step.text == answer.text:
+            continue
+        seen.add(step.text)
+        note = f" ({step.note})" if step.note else ""
+        shown = rounded(step.value, precision, final=False)
+        head = step.text.split(" = ", 1)[1] if " = " in step.text else step.text
+        title = step_title(ast.parse(head.strip(), mode="eval"))
+        steps.append(
+            SolutionStep(
+                title=title,
+                text=f"${_step_formula(step.text)} {relation(step.value, precision)} "
+                f"{latex_value(step.value, precision)}${note}.",
+                value=shown,
+                heatmap=step.heatmap,
+            )
+        )
+    steps = steps[-MAX_STEPS:]
+    final = rounded(expected, precision, final=True)
+    steps.append(
+        SolutionStep(
+            title="Answer",
+            text=f"${to_latex(answer.tree)} {relation(expected, precision, final=True)} "
+            f"{latex_value(expected, precision, final=True)}$.",
+            value=final,
+            row_labels=form.row_labels,
+            col_labels=form.col_labels,
+        )
+    )
+    return steps
 
 
 @register_kind
@@ -155,8 +230,11 @@ class ExpressionKind(Kind):
         assert isinstance(params, ExpressionSpec)
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
         answer = compile_expression(params.answer)
+        mistakes = [compile_expression(m.answer) for m in params.mistakes]
         failed: int | None = None
+        alike: int | None = None  # a mistake whose value did not differ from the answer
         values: dict[str, Any] = {}
+        mistaken: list[Any] = []
         for _ in range(MAX_TRIES):
             values = {}
             for name, spec in params.variables.items():
@@ -164,7 +242,7 @@ class ExpressionKind(Kind):
                     values[name] = draw_variable(name, spec, values, rng)
                 except Exception as exc:  # noqa: BLE001 - reported at the variable's line
                     raise _blame(_generation_error(exc), "variables", name) from exc
-            failed = None
+            failed = alike = None
             for i, r in enumerate(requires):
                 try:
                     held = truth(r, values)
@@ -173,8 +251,22 @@ class ExpressionKind(Kind):
                 if not held:
                     failed = i
                     break
-            if failed is None:
+            if failed is None and mistakes:
+                # Only an exercise with named mistakes draws again for them, so the draws of
+                # the others are as they always were.
+                alike, mistaken = _tell_apart(answer, mistakes, values)
+            if failed is None and alike is None:
                 break
+        if alike is not None:
+            raise _blame(
+                RequireNeverHeld(
+                    f"the mistake {params.mistakes[alike].code!r} gave the right answer in every "
+                    f"one of {MAX_TRIES} draws of the variables; add a require that tells them "
+                    "apart"
+                ),
+                "mistakes",
+                alike,
+            )
         if failed is not None:
             raise _blame(
                 RequireNeverHeld(
@@ -204,40 +296,25 @@ class ExpressionKind(Kind):
             form = answer_form_for(expected, params)
         except ExpressionError as exc:
             raise _blame(exc, "answer_form") from exc
-
-        steps: list[SolutionStep] = []
-        seen: set[str] = set()
-        for step in trace:
-            if step.text in seen or step.text == answer.text:
-                continue
-            seen.add(step.text)
-            note = f" ({step.note})" if step.note else ""
-            steps.append(
-                SolutionStep(
-                    title=f"`{step.text}`",
-                    text=f"Compute `{step.text}`{note}"
-                    + (f": ${format_number(step.value)}$." if _is_number(step.value) else ":"),
-                    value=step.value,
-                    heatmap=step.heatmap,
-                )
-            )
-        steps = steps[-MAX_STEPS:]
-        steps.append(
-            SolutionStep(
-                title="Answer",
-                text=f"The answer is `{answer.text}`"
-                + (f": ${format_number(expected)}$." if _is_number(expected) else ":"),
-                value=expected,
-                row_labels=form.row_labels,
-                col_labels=form.col_labels,
-            )
-        )
+        steps = solution_steps(trace, answer, expected, form, params.precision)
         context = dict(values)
         context["answer_expression"] = answer.text
+        detectors: tuple[str, ...] = ()
+        if mistakes:
+            named = []
+            for i, (m, wrong) in enumerate(zip(params.mistakes, mistaken, strict=True)):
+                try:
+                    message = render(m.message, values)
+                except TemplateError as exc:
+                    raise _blame(exc, "mistakes", i) from exc
+                named.append((m.code, wrong, message))
+            context["authored_mistakes"] = named
+            detectors = ("authored",)
         return Generated(
             values=values,
             expected=expected,
             answer_form=form,
             solution=steps,
             context=context,
+            detectors=detectors,
         )
