@@ -105,9 +105,6 @@ class InvalidAnswer(ValueError):  # noqa: N818 (the agreed public name)
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2796\ufe58\ufe63\uff0d"
 _TIMES = "\u00d7\u00b7\u22c5\u2217\u2219\u2715\u2716\u2a09"
 _DIVIDE = "\u00f7\u2215\u2044\u2236"
-# Carets from phone keyboards and symbol pickers: the modifier circumflex, caret, up arrowhead,
-# modifier up arrowhead (the fullwidth one is "^" after NFKC).
-_CARETS = "\u02c6\u2038\u2303\u02c4"
 _SUPERSCRIPTS = {
     "\u2070": "0",
     "\u00b9": "1",
@@ -126,6 +123,10 @@ _SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
 _TRANSLATE = {ord(c): "-" for c in _DASHES}
 _TRANSLATE.update({ord(c): "*" for c in _TIMES})
 _TRANSLATE.update({ord(c): "/" for c in _DIVIDE})
+#: Circumflex look-alikes phone and desktop keyboards produce for "^": the modifier letter
+#: circumflex (U+02C6, iOS), the modifier up arrowhead (U+02C4), the caret (U+2038) and the up
+#: arrowhead (U+2303).  (The full-width circumflex U+FF3E becomes "^" by NFKC.)
+_CARETS = "\u02c6\u02c4\u2038\u2303"
 _TRANSLATE.update({ord(c): "^" for c in _CARETS})
 _TRANSLATE.update({ord("\u03c0"): "pi", ord("\u221e"): "inf", ord("\r"): "\n"})
 _TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n"})
