@@ -184,12 +184,24 @@ class MistakeSpec(_Strict):
         return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
+class ExplanationSpec(_Strict):
+    """One step of explanation an ``expression`` exercise's author adds to the worked solution:
+    a plain-text ``title`` and a Markdown ``text`` (placeholders of variables and derived
+    values allowed)."""
+
+    title: str = Field(min_length=1, max_length=120)
+    text: str = Field(min_length=1)
+
+
 class ExpressionSpec(KindParams):
     """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind).
 
     ``mistakes``: named mistakes, each with the answer expression it produces; every variant is
     redrawn until each one differs from the right answer (like a failed ``require``), and an
-    answer equal to one is told its message.  ``precision`` is not written in the YAML: the
+    answer equal to one is told its message.  ``derived``: named expressions computed from each
+    draw (in order; usable in ``require``, ``answer``, ``mistakes`` and every template, drawing
+    nothing).  ``explanation``: steps the author writes at the head of the worked solution.
+    ``precision`` is not written in the YAML: the
     loader sets it from the prompt's stated precision, so the worked solution shows values as
     the prompt asks for them."""
 
@@ -198,6 +210,8 @@ class ExpressionSpec(KindParams):
     answer: str
     answer_form: AnswerFormSpec | None = None
     mistakes: list[MistakeSpec] = Field(default_factory=list)
+    derived: dict[str, str] = Field(default_factory=dict)
+    explanation: list[ExplanationSpec] = Field(default_factory=list)
     precision: Precision | None = None
 
     @field_validator("mistakes")
@@ -240,6 +254,8 @@ class ExerciseSpec(_Strict):
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
     mistakes: list[MistakeSpec] | None = None
+    derived: dict[str, str] | None = None
+    explanation: list[ExplanationSpec] | None = None
 
     @field_validator("answer", mode="before")
     @classmethod

@@ -29,7 +29,15 @@ from quizapp.bank.template import TemplateError, placeholder_line, placeholders,
 from quizapp.bank.types import Generated, Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
-EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form", "mistakes")
+EXPRESSION_FIELDS = (
+    "variables",
+    "require",
+    "answer",
+    "answer_form",
+    "mistakes",
+    "derived",
+    "explanation",
+)
 #: Seeds every exercise must generate (and render) at validation time (and so at every load,
 #: which is why it is one seed; ``quizapp check`` samples many).
 VALIDATE_SEEDS = (0,)
@@ -181,6 +189,27 @@ def _check_expression(
                 ok = False
         defined.append(name)
     names = set(var_names)
+    raw_derived = data.get("derived")
+    derived_loc = located.children.get("derived")
+    derived_exprs: list[tuple[str, Any, Mark, set[str]]] = []
+    if isinstance(raw_derived, dict):
+        for name, text in raw_derived.items():
+            mark = derived_loc.keys.get(name, located.start) if derived_loc else located.start
+            if not isinstance(name, str) or not NAME_RE.match(name) or name.startswith("_"):
+                errors.append(_at(file, mark, f"derived: {name!r} is not a valid name"))
+                ok = False
+                continue
+            if name in names or name in FUNCTIONS or name in ("pi", "e"):
+                errors.append(
+                    _at(
+                        file, mark, f"derived: {name!r} is already a variable, function or constant"
+                    )
+                )
+                ok = False
+                continue
+            value_mark = derived_loc.values.get(name, mark) if derived_loc else mark
+            derived_exprs.append((f"derived.{name}", text, value_mark, set(names)))
+            names.add(name)
     exprs: list[tuple[str, Any, Mark]] = []
     if "answer" in data:
         exprs.append(("answer", data["answer"], located.values["answer"]))
@@ -206,7 +235,8 @@ def _check_expression(
                     here.values.get("answer", located.start) if here else located.keys["mistakes"]
                 )
                 exprs.append((f"mistakes[{i + 1}].answer", item["answer"], mark))
-    for label, text, mark in exprs:
+    scoped = [(label, text, mark, names) for label, text, mark in exprs] + derived_exprs
+    for label, text, mark, allowed in scoped:
         if isinstance(text, (int, float)) and not isinstance(text, bool) and label == "answer":
             text = str(text)
         if not isinstance(text, str):
@@ -218,12 +248,15 @@ def _check_expression(
             ok = False
             continue
         if isinstance(raw_vars, dict) or raw_vars is None:
-            for u in sorted(compiled.names - names):
-                best = suggest(u, sorted(names | set(FUNCTIONS)))
+            for u in sorted(compiled.names - allowed):
+                later = " (a derived value may use only the variables and earlier ones)"
+                best = suggest(u, sorted(allowed | set(FUNCTIONS)))
                 hint = (
-                    f": did you mean {best!r}?"
+                    later
+                    if u in names
+                    else f": did you mean {best!r}?"
                     if best
-                    else f" (variables: {', '.join(sorted(names)) or 'none'})"
+                    else f" (variables: {', '.join(sorted(allowed)) or 'none'})"
                 )
                 errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
                 ok = False
@@ -308,7 +341,9 @@ def _check_templates(
         raw_vars = data.get("variables")
         if raw_vars is not None and not isinstance(raw_vars, dict):
             return errors
+        raw_derived = data.get("derived")
         known = {str(k) for k in (raw_vars or {})}
+        known |= {str(k) for k in raw_derived} if isinstance(raw_derived, dict) else set()
     else:
         if params is None or not generate_ok:
             return errors
@@ -396,6 +431,14 @@ def template_texts(
                 texts.append(
                     (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
                 )
+    explanation_loc = located.children.get("explanation")
+    if isinstance(data.get("explanation"), list) and explanation_loc is not None:
+        for i, item in enumerate(data["explanation"]):
+            here = explanation_loc.children.get(i)
+            if isinstance(item, dict) and isinstance(item.get("text"), str) and here:
+                mark = here.values.get("text", here.start)
+                style = here.styles.get("text")
+                texts.append((f"explanation[{i + 1}].text", item["text"], mark, style))
     mistakes_loc = located.children.get("mistakes")
     if isinstance(data.get("mistakes"), list) and mistakes_loc is not None:
         for i, item in enumerate(data["mistakes"]):

@@ -139,6 +139,15 @@ def answer_form_for(expected: Any, spec: ExpressionSpec) -> AnswerForm:
     )
 
 
+def _plain(value: Any) -> Any:
+    """A derived value as the variables are: a float for a number, else a float array."""
+    arr = np.asarray(value)
+    if arr.dtype.kind == "b":
+        return bool(arr) if arr.ndim == 0 else arr
+    arr = arr.astype(float)
+    return float(arr) if arr.ndim == 0 else arr
+
+
 def _tell_apart(
     answer: Compiled, mistakes: list[Compiled], values: dict[str, Any]
 ) -> tuple[int | None, list[Any]]:
@@ -231,6 +240,7 @@ class ExpressionKind(Kind):
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
         answer = compile_expression(params.answer)
         mistakes = [compile_expression(m.answer) for m in params.mistakes]
+        derived = [(name, compile_expression(text)) for name, text in params.derived.items()]
         failed: int | None = None
         alike: int | None = None  # a mistake whose value did not differ from the answer
         values: dict[str, Any] = {}
@@ -242,6 +252,11 @@ class ExpressionKind(Kind):
                     values[name] = draw_variable(name, spec, values, rng)
                 except Exception as exc:  # noqa: BLE001 - reported at the variable's line
                     raise _blame(_generation_error(exc), "variables", name) from exc
+            for name, expr in derived:  # computed from the draw: no randomness of their own
+                try:
+                    values[name] = _plain(evaluate(expr, values))
+                except Exception as exc:  # noqa: BLE001 - reported at the derived value's line
+                    raise _blame(_generation_error(exc), "derived", name) from exc
             failed = alike = None
             for i, r in enumerate(requires):
                 try:
@@ -297,6 +312,13 @@ class ExpressionKind(Kind):
         except ExpressionError as exc:
             raise _blame(exc, "answer_form") from exc
         steps = solution_steps(trace, answer, expected, form, params.precision)
+        explained = []
+        for i, step in enumerate(params.explanation):
+            try:
+                explained.append(SolutionStep(step.title, render(step.text, values)))
+            except TemplateError as exc:
+                raise _blame(exc, "explanation", i) from exc
+        steps = explained + steps
         context = dict(values)
         context["answer_expression"] = answer.text
         detectors: tuple[str, ...] = ()
