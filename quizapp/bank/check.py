@@ -13,8 +13,10 @@ fractions; :mod:`quizapp.bank.precision`) is ``correct``.  Across seeds: the var
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +57,37 @@ class CheckFailure:
         if self.file is not None and self.line is not None:
             where = f"{self.file}:{self.line}:{self.column or 1}: {where}"
         return f"{where}: {self.message}"
+
+
+#: A number as the kinds write it: digits with an optional sign and decimals, or a LaTeX
+#: fraction of two integers (``\frac{-3}{4}``, ``-\tfrac{1}{2}``), which renders like one.
+_NUMBER = re.compile(r"-?\\t?frac\{-?[0-9]+\}\{[0-9]+\}|-?[0-9]+(?:\.[0-9]+)?")
+#: Skeletons (every number written 0) of texts that rendered without a problem.  A
+#: process-wide set, bounded by :data:`MAX_SKELETONS`.
+_RENDERED_OK: set[str] = set()
+MAX_SKELETONS = 200_000
+
+
+def render_problem(text: str) -> str | None:
+    """What is wrong with rendering ``text`` (Markdown with ``$...$`` LaTeX), or None.
+
+    Texts that differ only in their numbers render alike (no Markdown or LaTeX construct
+    depends on which number is written, on its sign, or on whether it is written as a fraction
+    of two integers), so a text whose *skeleton*, every number written 0, rendered fine before
+    is not rendered again: over many seeds the numbers change, the structure rarely does.  Any
+    other text is rendered in full."""
+    skeleton = _NUMBER.sub("0", text)
+    if skeleton in _RENDERED_OK:
+        return None
+    try:
+        html = render_markdown(text)
+    except Exception as exc:  # render_markdown must never raise; report it if it does
+        return f"failed to render: {exc}"
+    if "math-error" in html:
+        return "has LaTeX that does not convert to MathML"
+    if len(_RENDERED_OK) < MAX_SKELETONS:
+        _RENDERED_OK.add(skeleton)
+    return None
 
 
 def _grading() -> tuple[Callable[..., Any], Callable[[Variant], str]] | None:
@@ -119,13 +152,9 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
     texts = [("prompt", v.prompt)] + [(f"hint {i + 1}", h) for i, h in enumerate(v.hints)]
     texts += [(f"solution step {s.title!r}", s.text) for s in v.solution]
     for label, text in texts:
-        try:
-            html = render_markdown(text)
-        except Exception as exc:  # render_markdown must never raise; report it if it does
-            fail(f"{label} failed to render: {exc}")
-            continue
-        if "math-error" in html:
-            fail(f"{label} has LaTeX that does not convert to MathML")
+        problem = render_problem(text)
+        if problem:
+            fail(f"{label} {problem}")
     _check_stated_precision(v, fail)
     grading = _grading()
     if grading is not None:
@@ -236,3 +265,60 @@ def check_exercise(
             )
         )
     return failures
+
+
+# --- several processes ----------------------------------------------------------------------
+
+#: The exercises a worker process checks: set by :func:`_start_worker` (or inherited on fork).
+_WORKER_EXERCISES: dict[str, Exercise] = {}
+
+
+def _start_worker(root: str, exercise_ids: list[str]) -> None:
+    """Initialise a worker process: load the exercises (a forked worker has them already)."""
+    if all(eid in _WORKER_EXERCISES for eid in exercise_ids):
+        return
+    from quizapp.bank.loader import load_bank, load_exercise_file
+
+    path = Path(root)
+    if path.is_file():
+        exercise, _ = load_exercise_file(path)
+        found = {exercise.id: exercise} if exercise is not None else {}
+    else:
+        found = load_bank(path).exercises
+    _WORKER_EXERCISES.update(found)
+
+
+def _check_in_worker(exercise_id: str, n_seeds: int) -> tuple[str, list[CheckFailure]]:
+    return exercise_id, check_exercise(_WORKER_EXERCISES[exercise_id], range(n_seeds))
+
+
+def check_in_processes(
+    root: Path,
+    exercises: list[Exercise],
+    n_seeds: int,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[CheckFailure]:
+    """:func:`check_exercise` of every exercise on seeds ``0..n_seeds-1``, in ``jobs`` worker
+    processes (one exercise per task, so every cross-seed check sees all its seeds).  ``root``
+    is the bank (folder or file) the exercises were loaded from: a worker started afresh loads
+    it again.  Returns the failures in the order of ``exercises``, as one process would;
+    ``progress(n_seeds)`` is called as each exercise is done."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ids = [ex.id for ex in exercises]
+    _WORKER_EXERCISES.update({ex.id: ex for ex in exercises})
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    results: dict[str, list[CheckFailure]] = {}
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_start_worker, initargs=(str(root), ids)
+    ) as pool:
+        futures = [pool.submit(_check_in_worker, eid, n_seeds) for eid in ids]
+        for future in as_completed(futures):
+            eid, failures = future.result()
+            results[eid] = failures
+            if progress:
+                progress(n_seeds)
+    return [f for eid in ids for f in results[eid]]

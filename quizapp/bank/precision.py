@@ -76,9 +76,13 @@ def _count(text: str) -> int:
 def precision_statements(text: str) -> set[Precision]:
     """Every precision ``text`` states: "N decimal places", "N significant figures" (also
     written as words, "two decimal places"), and "exact" when no number of digits is stated."""
-    found = {Precision("decimals", _count(n)) for n in DECIMALS.findall(text)}
-    found |= {Precision("sigfig", _count(n)) for n in SIGFIGS.findall(text)}
-    if not found and EXACT.search(text):
+    lowered = text.lower()  # the keywords first: most prompts hold one of them only
+    found: set[Precision] = set()
+    if "decimal" in lowered:
+        found |= {Precision("decimals", _count(n)) for n in DECIMALS.findall(text)}
+    if "significant" in lowered:
+        found |= {Precision("sigfig", _count(n)) for n in SIGFIGS.findall(text)}
+    if not found and "exact" in lowered and EXACT.search(text):
         found = {Precision("exact")}
     return found
 
