@@ -242,3 +242,45 @@ def test_expression_solutions_are_mathematics_not_code(exercise_id: str) -> None
             assert code not in step.text and code not in step.title, (exercise_id, step)
         assert "$" in step.text
         assert not re.search(r"\d\.\d{5,}", step.text), (exercise_id, step.text)
+
+
+CHOICES = sorted(
+    i for i, ex in BANK.exercises.items() if ex.generate(0).answer_form.type in ("choice", "index")
+)
+
+
+@pytest.mark.parametrize("exercise_id", CHOICES)
+def test_every_wrong_option_names_its_mistake(exercise_id: str) -> None:
+    ex = BANK.exercises[exercise_id]
+    for seed in range(25):
+        v = ex.generate(seed)
+        form = v.answer_form
+        if form.type == "choice":
+            letters = "abcdefgh"[: len(form.choices or [])]
+            right = letters[int(v.expected)]
+            assert grade_answer(v, right).status == "correct"
+            for letter in letters:
+                if letter == right:
+                    continue
+                verdict = grade_answer(v, f"({letter})")
+                assert verdict.status == "incorrect"
+                assert verdict.mistakes, (exercise_id, seed, letter)
+                assert verdict.mistakes[0].message.startswith(f"Option ({letter})")
+        else:
+            assert grade_answer(v, str(int(v.expected))).status == "correct"
+            for k, (code, message) in (v.context.get("index_mistakes") or {}).items():
+                verdict = grade_answer(v, str(k))
+                assert verdict.status == "incorrect" and verdict.mistake_codes == [code]
+
+
+def test_it_attends_to_the_animal_when_tired_and_the_street_when_wide() -> None:
+    ex = BANK.exercises["05-attention/15-what-it-attends-to"]
+    seen = set()
+    for seed in range(60):
+        v = ex.generate(seed)
+        word = v.answer_form.choices[int(v.expected) - 1]
+        ending = v.values["ending"]
+        assert word == {"tired": "animal", "wide": "street"}[ending]
+        assert v.values["sentence"].endswith(f"because it was too {ending}.")
+        seen.add(ending)
+    assert seen == {"tired", "wide"}

@@ -39,10 +39,12 @@ def choice_variant(
     values: dict[str, Any],
     lead: list[SolutionStep] | None = None,
     close: list[SolutionStep] | None = None,
+    context: dict[str, Any] | None = None,
 ) -> Generated:
     """A ``choice`` variant from ``options`` (exactly one right), in a random order when ``rng``
     is given (else as listed).  Sets ``values["options"]`` (a Markdown list "**(a)** ...") and
     ``values["answer_letter"]``; the worked solution is ``lead``, one step per option, ``close``.
+    ``context``: what the kind drew (the matrices, the case), kept with the variant.
     Raises ``ValueError`` unless exactly one option is right and every wrong one has a code."""
     if sum(o.right for o in options) != 1:
         raise ValueError("a choice needs exactly one right option")
@@ -75,7 +77,7 @@ def choice_variant(
         expected=right,
         answer_form=AnswerForm(type="choice", shape=None, choices=[o.text for o in shown]),
         solution=steps,
-        context={"family": "choice", "choice_mistakes": mistakes},
+        context={**(context or {}), "family": "choice", "choice_mistakes": mistakes},
         detectors=(),
     )
 

@@ -191,12 +191,10 @@ def _parameters(ctx: Ctx, mistake: str) -> np.ndarray | None:
     """Parameter counts of a multi-head layer (no biases) as the mistakes count them."""
     d, h, dk = int(ctx["d_model"]), int(ctx["heads"]), int(ctx["d_k"])
     ask = ctx["ask"]
-    one_qkv, all_qkv, w_o = d * dk, d * dk * h, h * dk * d
+    one_qkv, all_qkv, w_o = d * dk, d * dk * h, h * dk * d  # one head's W_Q; all heads'; W_O
     if mistake == "one_head_only":
-        return np.asarray(
-            {"all_q": one_qkv, "qkv": 3 * one_qkv, "layer": 3 * one_qkv + w_o}.get(ask, -1.0),
-            dtype=float,
-        )
+        value = {"all_q": one_qkv, "qkv": 3 * one_qkv, "layer": 3 * one_qkv + w_o}.get(ask)
+        return None if value is None else np.asarray(value, dtype=float)
     if mistake == "forgot_w_o":
         return np.asarray(3 * all_qkv, dtype=float) if ask == "layer" else None
     if mistake == "d_model_per_head":  # each head's W_Q taken as d_model x d_model

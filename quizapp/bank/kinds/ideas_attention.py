@@ -184,6 +184,7 @@ class DotProductScale(Kind):
                 "samples": p.samples,
             },
             lead,
+            context={"shown": shown, "d": d, "scaled": scaled},
         )
 
 
@@ -285,7 +286,14 @@ class SoftmaxTemperature(Kind):
                 "grow with $d$ would make the attention weights nearly one-hot.",
             )
         ]
-        return choice_variant(options, rng, {"x": clean(x), "target": target}, lead, close)
+        return choice_variant(
+            options,
+            rng,
+            {"x": clean(x), "target": target},
+            lead,
+            close,
+            context={"x": x, "target": target},
+        )
 
 
 def _softmax_statement(kind: str, rng: np.random.Generator) -> tuple[str, Any, list[Option]]:
@@ -559,7 +567,13 @@ class SoftmaxStatements(Kind):
                 f"For $x = {latex_row(x)}$: $\\mathrm{{softmax}}(x) = {_row(linalg.softmax(x))}$.",
             )
         ]
-        return choice_variant(options, rng, {"statement": statement, "x": latex_row(x)}, lead)
+        return choice_variant(
+            options,
+            rng,
+            {"statement": statement, "x": latex_row(x)},
+            lead,
+            context={"statement_kind": kind, "x": x},
+        )
 
 
 # --- dot product versus cosine ------------------------------------------------------------
@@ -664,7 +678,14 @@ class SimilarityChoice(Kind):
                 type="index", shape=None, choices=["k1", "k2", "k3"], col_labels=["k1", "k2", "k3"]
             ),
             solution=steps,
-            context={"family": "index", "index_mistakes": mistakes, "count": 3},
+            context={
+                "family": "index",
+                "index_mistakes": mistakes,
+                "count": 3,
+                "q": q,
+                "K": K,
+                "measure": "cosine" if cosine else "dot",
+            },
         )
 
 
@@ -873,7 +894,13 @@ class CausalChoice(Kind):
                 "is $(1, 0, \\dots, 0)$.",
             )
         ]
-        return choice_variant(options, rng, {"tokens": ", ".join(f"“{t}”" for t in toks)}, lead)
+        return choice_variant(
+            options,
+            rng,
+            {"tokens": ", ".join(f"“{t}”" for t in toks)},
+            lead,
+            context={"Q": Q, "K": K},
+        )
 
 
 # --- "The animal didn't cross the street because it was too tired" -------------------------
@@ -1016,7 +1043,14 @@ class ItAttends(Kind):
             expected=best + 1,
             answer_form=AnswerForm(type="index", shape=None, choices=labels, col_labels=labels),
             solution=steps,
-            context={"family": "index", "index_mistakes": mistakes, "count": len(tokens)},
+            context={
+                "family": "index",
+                "index_mistakes": mistakes,
+                "count": len(tokens),
+                "K": K,
+                "q": q,
+                "ending": ending,
+            },
         )
 
 
@@ -1139,7 +1173,7 @@ class OutputCandidates(Kind):
                 + ").",
             )
         ]
-        return choice_variant(options, rng, {"V": clean(V)}, lead)
+        return choice_variant(options, rng, {"V": clean(V)}, lead, context={"V": V})
 
 
 # --- shapes and parameter counts ------------------------------------------------------------
@@ -1264,6 +1298,7 @@ class AttentionShapes(Kind):
             rng,
             {"n": n, "d_model": d, "heads": h, "d_k": dk, "part": latex},
             lead,
+            context={"n": n, "d_model": d, "heads": h, "d_k": dk, "part": ask},
         )
 
 

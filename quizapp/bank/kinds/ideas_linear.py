@@ -166,7 +166,9 @@ class SolutionCount(Kind):
                 "infinitely many solutions, never exactly 2.",
             )
         )
-        return choice_variant(options, None, {"system": system}, lead)
+        return choice_variant(
+            options, None, {"system": system}, lead, context={"rows": rows, "case": case}
+        )
 
 
 def _parallel(u: np.ndarray, v: np.ndarray) -> bool:
@@ -288,7 +290,7 @@ class BasisCheck(Kind):
                 "one of them.",
             ),
         ]
-        return choice_variant(options, rng, {"vectors": listed}, lead)
+        return choice_variant(options, rng, {"vectors": listed}, lead, context={"B": B})
 
 
 # --- (AB)^T ---------------------------------------------------------------------------------
@@ -431,7 +433,15 @@ class TransposeRule(Kind):
                 value=np.round(target, 9) + 0.0,
             )
         ]
-        return choice_variant(options, rng, {"question": question, "shapes": shapes}, lead, close)
+        drawn = {"A": A, "B": B} if form != 1 else {"A": A, "B": B, "C": C}
+        return choice_variant(
+            options,
+            rng,
+            {"question": question, "shapes": shapes},
+            lead,
+            close,
+            context={"question": question, **drawn},
+        )
 
 
 # --- A^T A = I ------------------------------------------------------------------------------
@@ -911,4 +921,10 @@ class MatrixStatements(Kind):
         kind = p.statements[int(rng.integers(len(p.statements)))]
         statement, given, options, how = _statement(kind, rng, p.entries)
         lead = [SolutionStep("Try it on the matrices", f"${given}$. {how}")]
-        return choice_variant(options, rng, {"statement": statement, "matrices": given}, lead)
+        return choice_variant(
+            options,
+            rng,
+            {"statement": statement, "matrices": given},
+            lead,
+            context={"statement_kind": kind},
+        )
