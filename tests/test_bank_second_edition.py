@@ -268,7 +268,7 @@ def test_every_wrong_option_names_its_mistake(exercise_id: str) -> None:
                 assert verdict.mistakes[0].message.startswith(f"Option ({letter})")
         else:
             assert grade_answer(v, str(int(v.expected))).status == "correct"
-            for k, (code, message) in (v.context.get("index_mistakes") or {}).items():
+            for k, (code, _message) in (v.context.get("index_mistakes") or {}).items():
                 verdict = grade_answer(v, str(k))
                 assert verdict.status == "incorrect" and verdict.mistake_codes == [code]
 
