@@ -24,11 +24,19 @@ Environment variables:
   ``TRUSTED_HOSTS``); a request with another ``Host`` header gets 400.  Default: any.
 - ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
 - ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
-  30/min per user, token or address); ``QUIZAPP_LIMIT_LOGIN_FAILURES``: failed sign-ins (page or
+  30/min per user, token or address); ``QUIZAPP_LIMIT_PREVIEW``: answer previews (the page asks
+  for one as the student types; default 240/min); ``QUIZAPP_LIMIT_LOGIN_FAILURES``: failed sign-ins (page or
   API token) per account and address (default 10 per 15 minutes; the right password is refused
   too until the window passes, then works); ``QUIZAPP_RATELIMIT=0`` disables them;
   ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
   workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
+- ``QUIZAPP_COMPRESS``: ``0`` turns off compressing responses (HTML, CSS, JS, JSON) with zstd,
+  brotli or gzip, as the browser accepts (default on; turn it off when a proxy in front
+  compresses).
+- ``QUIZAPP_TIMEZONE``: the course's time zone, an IANA name such as ``America/Chicago``
+  (default ``UTC``).  The times of ``quiz.yaml`` (``opens``, ``closes``, late periods) and of
+  extensions are wall-clock times there, and every time shown is written there with its
+  abbreviation (``quizapp.coursetime``; see docs/deadlines.md).  An unknown name is refused.
 - ``QUIZAPP_SQLITE_SYNCHRONOUS``: SQLite's ``PRAGMA synchronous`` on every connection, ``NORMAL``
   (default) or ``FULL``.  The database runs in WAL mode, where NORMAL is safe from corruption
   and loses nothing when the server process crashes or is killed; only a power loss or an
@@ -158,6 +166,18 @@ def sqlite_synchronous(value: Any) -> str:
     return text
 
 
+def course_timezone(value: Any) -> str:
+    """``value`` (``QUIZAPP_TIMEZONE``) checked as an IANA zone name and returned as the zone's
+    key (``America/Chicago``); None or blank gives ``UTC``.  Raises :class:`ConfigError` naming
+    the setting for a name the zone database does not know."""
+    from quizapp.coursetime import TimeError, parse_zone
+
+    try:
+        return parse_zone(value, "QUIZAPP_TIMEZONE").key
+    except TimeError as err:
+        raise ConfigError(str(err)) from None
+
+
 def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The Flask configuration for an app whose instance folder is ``instance_path``.
 
@@ -175,6 +195,10 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
     cfg["QUIZAPP_SQLITE_SYNCHRONOUS"] = sqlite_synchronous(
         over.get("QUIZAPP_SQLITE_SYNCHRONOUS", env.get("QUIZAPP_SQLITE_SYNCHRONOUS"))
+    )
+
+    cfg["QUIZAPP_TIMEZONE"] = course_timezone(
+        over.get("QUIZAPP_TIMEZONE", env.get("QUIZAPP_TIMEZONE"))
     )
 
     secret = over.get("SECRET_KEY") or env.get("QUIZAPP_SECRET_KEY")
@@ -239,6 +263,8 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
     cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
     cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
+    cfg["QUIZAPP_LIMIT_PREVIEW"] = env.get("QUIZAPP_LIMIT_PREVIEW", "240 per minute")
+    cfg["QUIZAPP_COMPRESS"] = flag("QUIZAPP_COMPRESS", env.get("QUIZAPP_COMPRESS"), True)
     cfg["QUIZAPP_LIMIT_LOGIN_FAILURES"] = env.get(
         "QUIZAPP_LIMIT_LOGIN_FAILURES", "10 per 15 minutes"
     )
@@ -249,6 +275,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
             "SQLALCHEMY_DATABASE_URI",
             "QUIZAPP_EXERCISES",
             "QUIZAPP_SQLITE_SYNCHRONOUS",
+            "QUIZAPP_TIMEZONE",
         }:
             continue
         cfg[key] = value
@@ -262,6 +289,7 @@ LIMIT_SETTINGS = (
     "QUIZAPP_LIMIT_LOGIN",
     "QUIZAPP_LIMIT_REGISTER",
     "QUIZAPP_LIMIT_SUBMIT",
+    "QUIZAPP_LIMIT_PREVIEW",
     "QUIZAPP_LIMIT_LOGIN_FAILURES",
 )
 

@@ -8,7 +8,9 @@ Tables and what they guarantee:
 - ``quizzes``, ``exercises``: the bank as last synced; removed ones are archived, never deleted.
 - ``exercise_versions``: every distinct YAML text an exercise ever had (content hash = version).
 - ``variants``: a student's concrete instance of an exercise: (user, exercise, variant number) ->
-  seed and the exercise version it was generated from.
+  seed, the exercise version it was generated from, and, stored at creation and never
+  regenerated, what was drawn (``record``) and what the student is shown (``page``).
+- ``variant_failures``: seeds that could not produce a variant (a fallback seed was used).
 - ``submissions``: append-only, one row per answer posted, with the verdict it got.
 - ``progress``: one row per (user, exercise), updated in the transaction that stores a
   submission; scoreboards and gradebooks read these rows, never scan submissions.
@@ -185,9 +187,16 @@ class Quiz(db.Model):
     id: Mapped[str] = mapped_column(String(100), primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    position: Mapped[int] = mapped_column(Integer, default=0)
+    #: ``order:`` of quiz.yaml; None when it has none (listed after the ordered quizzes).
+    position: Mapped[int | None] = mapped_column(Integer, default=None)
     opens_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     closes_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    #: the late periods after ``closes_at``, in order: ``[{"until": ISO 8601 UTC, "credit": c}]``
+    #: (``quizapp.services.deadlines`` reads them).
+    late: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    #: the IANA time zone the quiz's wall-clock times were read in (``QUIZAPP_TIMEZONE`` at the
+    #: last sync); deadline messages are written in it.
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     content_hash: Mapped[str] = mapped_column(String(64), default="")
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -203,6 +212,18 @@ class Quiz(db.Model):
         if self.opens_at is not None and now < self.opens_at:
             return False
         return not (self.closes_at is not None and now >= self.closes_at)
+
+
+def quiz_order() -> tuple[Any, ...]:
+    """ORDER BY clauses of the course order of quizzes: ``order:`` (quizzes without one after),
+    then opening time (quizzes without one after), then id (``quizapp.bank.quiz_sort_key``)."""
+    return (
+        Quiz.position.is_(None),
+        Quiz.position,
+        Quiz.opens_at.is_(None),
+        Quiz.opens_at,
+        Quiz.id,
+    )
 
 
 class Exercise(db.Model):
@@ -278,6 +299,19 @@ class Variant(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: when the variant was solved or ran out of attempts (its solution became visible), or None.
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    #: The variant as drawn, frozen at creation (``quizapp.bank.stored.freeze``): values, expected
+    #: answer, answer form, tolerance, detector data.  Every view, submit and regrade reads it.
+    record: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True, deferred_group="stored")
+    #: What the student is shown, rendered once at creation (``quizapp.page.render_page``).
+    page: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True, deferred_group="stored")
+    #: What produced it: ``"quizapp <version>, kind <name>"`` (the YAML is ``version_id``'s).
+    generator: Mapped[str] = mapped_column(String(120), default="")
+    #: How many derived seeds failed before ``seed`` produced the variant (0: the student's own
+    #: seed did; see ``quizapp.bank.seeds.first_working_seed`` and ``variant_failures``).
+    seed_fallbacks: Mapped[int] = mapped_column(Integer, default=0)
+    #: When a regrade last changed the stored answer key (an instructor's corrected ``answer``
+    #: or tolerance), else None; a submit graded against the key before that is retried.
+    rekeyed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
     user: Mapped[User] = relationship()
     exercise: Mapped[Exercise] = relationship()
@@ -289,6 +323,22 @@ class Variant(db.Model):
     @property
     def is_practice(self) -> bool:
         return self.variant_number > 1
+
+
+class VariantFailure(db.Model):
+    """A seed that could not produce a variant (the next derived seed was used instead): logged
+    for the instructor (exercise statistics) and ``quizapp check``."""
+
+    __tablename__ = "variant_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    variant_number: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class VerdictView:
@@ -345,6 +395,11 @@ class Submission(VerdictView, db.Model):
     points: Mapped[float] = mapped_column(Float, default=0.0)
     mistakes: Mapped[list[str]] = mapped_column(JSON, default=list)
     used_attempt: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: True when it came after the student's closing time, in a late period.
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: the credit its score earned (``quizapp.services.deadlines``): 1 on time, a late period's
+    #: (or an extension's) credit otherwise; ``points`` = score x credit x the exercise's points.
+    credit: Mapped[float] = mapped_column(Float, default=1.0)
     #: 1-based number of the attempt this submission used on its variant, None if it used none.
     attempt_number: Mapped[int | None] = mapped_column(Integer, default=None)
     duplicate_of_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id"), default=None)
@@ -358,8 +413,13 @@ class Submission(VerdictView, db.Model):
 class Progress(db.Model):
     """A student's standing on one exercise; updated with every submission, in its transaction.
 
-    - ``best_score`` in [0, 1] and ``best_points`` (= best_score x points) over the graded attempts
-      of variant 1 (practice variants never change them).
+    - ``best_score`` in [0, 1]: the best *credited* score (score x late credit) over the graded
+      attempts of variant 1 (practice variants never change it); ``best_credit`` and
+      ``best_late``: the credit and lateness of the attempt that reached it.
+    - ``best_points``: the student's points on the exercise, ``override_points`` when an
+      instructor set them (with ``override_reason``, ``override_by_id``, ``override_at``), else
+      ``best_score`` x points (``quizapp.services.deadlines.exercise_points``: the one
+      definition the pages, the API, the scoreboard and the gradebook read).
     - ``attempts_used``: graded attempts on variant 1.
     - ``solved_at``: first correct answer on variant 1.
     - ``best_reached_at``: when ``best_score`` was first reached (scoreboard tie-break: earlier wins).
@@ -379,6 +439,12 @@ class Progress(db.Model):
     exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"))
     best_score: Mapped[float] = mapped_column(Float, default=0.0)
     best_points: Mapped[float] = mapped_column(Float, default=0.0)
+    best_credit: Mapped[float] = mapped_column(Float, default=1.0)
+    best_late: Mapped[bool] = mapped_column(Boolean, default=False)
+    override_points: Mapped[float | None] = mapped_column(Float, default=None)
+    override_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    override_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    override_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     attempts_used: Mapped[int] = mapped_column(Integer, default=0)
     submissions_count: Mapped[int] = mapped_column(Integer, default=0)
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
@@ -386,8 +452,13 @@ class Progress(db.Model):
     last_activity: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     current_variant: Mapped[int] = mapped_column(Integer, default=1)
 
-    user: Mapped[User] = relationship()
+    user: Mapped[User] = relationship(foreign_keys=[user_id])
     exercise: Mapped[Exercise] = relationship()
+
+    @property
+    def overridden(self) -> bool:
+        """True when an instructor set the points by hand."""
+        return self.override_points is not None
 
 
 class ScoreTotal(db.Model):

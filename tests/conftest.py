@@ -33,11 +33,14 @@ DATABASE_MODULES = frozenset(
     {
         "test_api",
         "test_cli_instructor",
+        "test_deadlines",
+        "test_docs_deadlines",
         "test_instructor",
         "test_instructor_web",
         "test_migrations",
         "test_models",
         "test_services",
+        "test_stored_variants",
         "test_web_auth",
         "test_web_student",
     }

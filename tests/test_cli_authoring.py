@@ -234,7 +234,10 @@ def test_readme_example_validates_checks_and_previews_as_shown(tmp_path: Path) -
     )
     root = make_bank(
         tmp_path / "exercises",
-        {"my-quiz/quiz.yaml": "title: My quiz\n", "my-quiz/attention-weights.yaml": example},
+        {
+            "my-quiz/quiz.yaml": "title: My quiz\norder: 1\n",
+            "my-quiz/attention-weights.yaml": example,
+        },
     )
     assert run("validate", str(root)) == (0, "OK: 1 quiz, 1 exercise, no problems.\n", "")
     import quizapp.linalg

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from test_web_support import EXERCISES, bank_available
 
-from quizapp.web.display import solution_steps, value_in_text
+from quizapp.page import solution_steps, value_in_text
 
 pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 

@@ -8,6 +8,7 @@ Pure: no Flask, no database.  Public API::
     derive_seed(secret, user_id, exercise_id, variant_number) -> int
     grade_answer(variant, answer) -> Verdict     # from quizapp.bank.answers (bank kinds)
     expected_answer_text(variant) -> str         # idem
+    preview_answer(variant, answer) -> AnswerPreview   # idem: how an answer is read, ungraded
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from quizapp.bank.seeds import derive_seed
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep, Variant
 from quizapp.bank.yamlio import BankError
 
-_FROM_ANSWERS = ("grade_answer", "expected_answer_text")
+_FROM_ANSWERS = ("grade_answer", "expected_answer_text", "preview_answer", "AnswerPreview")
 
 
 def __getattr__(name: str) -> Any:
@@ -46,6 +47,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnswerForm",
+    "AnswerPreview",
     "Bank",
     "BankError",
     "Exercise",
@@ -61,4 +63,5 @@ __all__ = [
     "load_bank",
     "load_exercise_file",
     "load_exercise_source",
+    "preview_answer",
 ]

@@ -7,7 +7,6 @@ you mean" suggestion (``difflib.get_close_matches``) for misspelled keys.
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import re
 import types
@@ -276,29 +275,59 @@ class ExerciseSpec(_Strict):
         return default_tolerance(self.prompt) or Tolerance()
 
 
+def _wall_time(v: Any) -> Any:
+    """A written time (``quizapp.coursetime.parse_wall_time``), kept as written: the course's
+    time zone turns it into an instant when the bank is loaded."""
+    from quizapp.coursetime import parse_wall_time
+
+    return None if v is None else parse_wall_time(v)
+
+
+class LatePeriodSpec(_Strict):
+    """One entry of ``late:``: answers graded before ``until`` (and after ``closes`` or the
+    previous period) earn their score times ``credit`` (0 to 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    until: Any
+    credit: float = Field(ge=0, le=1)
+
+    @field_validator("until", mode="before")
+    @classmethod
+    def _until(cls, v: Any) -> Any:
+        return _wall_time(v)
+
+
 class QuizSpec(_Strict):
-    """``quiz.yaml``: the quiz's title, description (Markdown), position among quizzes, optional
-    opening/closing datetimes (ISO 8601, e.g. ``2026-03-01 09:00``) and optional exercise order
-    (file stems; default: by file name)."""
+    """``quiz.yaml``: the quiz's title, description (Markdown), position among quizzes
+    (``order``; quizzes without one come after those with one, by opening time, then id),
+    optional opening/closing times (``2026-03-01 09:00``, wall-clock in the course's time zone;
+    a date alone closes at the end of that day), late periods (``late: [{until, credit}]``) and
+    optional exercise order (file stems; default: by file name)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     title: str = Field(min_length=1, max_length=200)
     description: str = ""
-    order: int = Field(default=0, strict=True)
-    opens: dt.datetime | None = None
-    closes: dt.datetime | None = None
+    order: int | None = Field(default=None, strict=True)
+    opens: Any = None
+    closes: Any = None
+    late: list[LatePeriodSpec] = Field(default_factory=list)
     exercises: list[str] | None = None
 
     @field_validator("opens", "closes", mode="before")
     @classmethod
-    def _date_as_datetime(cls, v: Any) -> Any:
-        if isinstance(v, dt.date) and not isinstance(v, dt.datetime):
-            return dt.datetime(v.year, v.month, v.day)
-        return v
+    def _date_as_wall_time(cls, v: Any) -> Any:
+        return _wall_time(v)
 
-    def dates_in_order(self) -> bool:
-        """False when both dates are set and ``closes`` is not after ``opens`` (checked by the
-        loader, which reports it at the ``closes:`` line alongside any other problem)."""
-        return not (self.opens and self.closes and self.closes <= self.opens)
+    def schedule(self, zone: Any) -> tuple[Any, Any, list[tuple[Any, float]]]:
+        """``(opens, closes, [(until, credit), ...])`` as aware UTC instants in ``zone`` (a
+        ``ZoneInfo``): a date alone opens at the start of its day and closes (or ends a late
+        period) at its end."""
+        opens = self.opens.instant(zone, end_of_day=False) if self.opens else None
+        closes = self.closes.instant(zone, end_of_day=True) if self.closes else None
+        late = [(p.until.instant(zone, end_of_day=True), float(p.credit)) for p in self.late]
+        return opens, closes, late
 
 
 # --- error mapping ---------------------------------------------------------------------------

@@ -24,6 +24,16 @@ from quizapp.bank.types import AnswerForm
 PROGRESS_THRESHOLD = 200
 
 
+def _zone() -> str:
+    """``QUIZAPP_TIMEZONE`` as the server reads it (the quizzes' times are read there); an
+    unknown zone is one line (``Error: configuration: ...``, exit 1)."""
+    import os
+
+    from quizapp.config import course_timezone
+
+    return course_timezone(os.environ.get("QUIZAPP_TIMEZONE"))
+
+
 def _load(path: Path) -> Bank:
     if path.is_file():
         bank = Bank()
@@ -32,7 +42,7 @@ def _load(path: Path) -> Bank:
         if exercise is not None:
             bank.exercises[exercise.id] = exercise
         return bank
-    return load_bank(path)
+    return load_bank(path, _zone())
 
 
 def _plural(n: int, word: str) -> str:
@@ -74,6 +84,8 @@ def validate(path: Path) -> None:
     bank = _load(path)
     problems = [str(err) for err in bank.errors]
     problems += _course_file_problems(path, bank)
+    for warning in bank.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in problems:
         click.echo(problem)
     if problems:

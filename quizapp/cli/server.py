@@ -33,7 +33,7 @@ def _sync(app: Any, path: Path | None) -> Any:
 
     root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
     with app.app_context():
-        report = services.sync_folder(db.session, root)
+        report = services.sync_folder(db.session, root, app.config["QUIZAPP_TIMEZONE"])
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
@@ -151,6 +151,7 @@ def serve(
     with app.app_context():
         db.engine.dispose()  # no pooled connection may cross the fork into the workers
     click.echo(f"quizapp is serving on http://{host}:{port}/ (Ctrl+C to stop)")
+    click.echo(time_zone_line(app.config["QUIZAPP_TIMEZONE"]))
     if dev:
         app.run(host=host, port=port, debug=False, use_reloader=False)
         return
@@ -158,6 +159,20 @@ def serve(
     if warning:
         click.echo(warning, err=True)
     _GunicornApp(app, gunicorn_options(host, port, workers, threads, timeout)).run()
+
+
+def time_zone_line(zone_name: str) -> str:
+    """What ``quizapp serve`` says about the course time zone: its name, its current offset and
+    abbreviation, and how to change it."""
+    from quizapp import coursetime
+
+    now = coursetime.local(coursetime.utcnow_aware(), coursetime.parse_zone(zone_name))
+    offset = now.strftime("%z")
+    return (
+        f"Course time zone: {zone_name} (now {now.strftime('%Y-%m-%d %H:%M')} "
+        f"{now.tzname()}, UTC{offset[:3]}:{offset[3:]}); quiz.yaml times are read there "
+        "(set QUIZAPP_TIMEZONE to change it)."
+    )
 
 
 def gunicorn_options(

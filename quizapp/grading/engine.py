@@ -81,6 +81,64 @@ def _plain(arr: np.ndarray) -> Any:
 _UNBRACKETED_SCALAR = re.compile(r"[^\[\]\n;\t]*\Z")
 
 
+def read_answer(
+    answer: str | Sequence[Sequence[str]],
+    shape: tuple[int, ...],
+    *,
+    mask: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Read ``answer`` exactly as :func:`grade` does for an expected value of ``shape``, without
+    comparing it with anything: ``(answer as parsed, answer aligned to shape or None)``.
+
+    - ``shape``: the expected value's shape (``()`` for one number): for ``()``, text without
+      brackets, newlines, ``;`` or tabs is read as one number (:func:`parse_number`, so ``1,5``
+      is a decimal-comma error); anything else goes through :func:`parse_answer`.
+    - ``mask``: bool array of ``shape``, True = graded cell; blank cells elsewhere are allowed
+      (NaN in the result), a blank graded cell is an error.
+    - The aligned array is :func:`align_shape`'s (None: the answer has another shape, which
+      :func:`grade` marks incorrect; it is still a readable answer).
+
+    Raises :class:`InvalidAnswer` (message for the student, the cell where it can) for anything
+    :func:`grade` calls invalid: unreadable text, a blank cell, nesting too deep.
+    """
+    ans, aligned, _ = _read_typed(answer, shape, mask)
+    return ans, aligned
+
+
+def _read_typed(
+    answer: str | Sequence[Sequence[str]],
+    shape: tuple[int, ...],
+    mask: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray | None, list[list[str]]]:
+    """:func:`read_answer`, also returning each cell's text as typed (rows of strings), for the
+    detectors that judge what was typed (the digits of ``2.00``, which the float has lost)."""
+    graded = None if mask is None else np.asarray(mask, dtype=bool)
+    allow_blank = graded is not None and not graded.all()
+    try:
+        if (
+            len(shape) == 0
+            and isinstance(answer, str)
+            and _UNBRACKETED_SCALAR.match(answer.strip())
+            and not _is_list(answer)
+        ):
+            ans = np.asarray(parse_number(answer), dtype=float)
+            typed = [[typed_text(answer)]]
+        else:
+            ans, cells = parse_answer_cells(answer, allow_blank=allow_blank)
+            typed = cells.rows
+    except RecursionError:  # defence in depth: the parser bounds nesting well below this
+        raise InvalidAnswer("The answer is nested too deeply.") from None
+    aligned = align_shape(ans, shape)
+    if aligned is None:
+        if np.isnan(ans).any():
+            raise _blank_error(ans, np.ones(ans.shape, dtype=bool))
+        return ans, None, typed
+    # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
+    if allow_blank and graded is not None and (np.isnan(aligned) & graded).any():
+        raise _blank_error(aligned, graded)
+    return ans, aligned, typed
+
+
 def grade(
     expected: Any,
     answer: str | Sequence[Sequence[str]],
@@ -130,29 +188,13 @@ def grade(
             raise ValueError(f"mask shape {graded.shape} differs from expected shape {exp.shape}")
     allow_blank = graded is not None and not graded.all()
 
-    typed: list[list[str]]  # each cell's text as typed (for detectors that judge the digits)
     try:
-        if (
-            exp.ndim == 0
-            and isinstance(answer, str)
-            and _UNBRACKETED_SCALAR.match(answer.strip())
-            and not _is_list(answer)
-        ):
-            ans = np.asarray(parse_number(answer), dtype=float)
-            typed = [[typed_text(answer)]]
-        else:
-            ans, cells = parse_answer_cells(answer, allow_blank=allow_blank)
-            typed = cells.rows
+        ans, aligned, typed = _read_typed(answer, exp.shape, graded)
     except InvalidAnswer as exc:
         cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
         return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
-    except RecursionError:  # defence in depth: the parser bounds nesting well below this
-        return Verdict("invalid", 0.0, "The answer is nested too deeply.")
 
-    aligned = align_shape(ans, exp.shape)
     if aligned is None:
-        if np.isnan(ans).any():
-            return _blank_verdict(ans, np.ones(ans.shape, dtype=bool))
         message = (
             f"Your answer is {describe_shape(ans.shape)}, but {describe_shape(exp.shape)} is "
             "asked for."
@@ -162,10 +204,6 @@ def grade(
         ctx = _detector_context(context, tolerance, graded, _typed(typed, ans.shape))
         mistakes = run_detectors(ans, exp, ctx, detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
-
-    # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
-    if allow_blank and (np.isnan(aligned) & graded).any():
-        return _blank_verdict(aligned, graded)
 
     values = aligned.ravel().tolist()
     if exp.size <= SMALL_CELLS and _plain_relabs(tolerance):
@@ -300,13 +338,13 @@ def _number(x: float, expected: float) -> str:
     return short
 
 
-def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:
-    """The invalid verdict for the first blank graded cell of ``arr`` (NaN marks a blank)."""
+def _blank_error(arr: np.ndarray, graded: np.ndarray) -> InvalidAnswer:
+    """The error for the first blank graded cell of ``arr`` (NaN marks a blank), naming it."""
     idx = tuple(int(i) for i in np.argwhere(np.isnan(arr) & graded)[0])
     if len(idx) == 2:
         r, c = idx[0] + 1, idx[1] + 1
-        return Verdict("invalid", 0.0, f"Row {r}, column {c} is empty.", invalid_cell=(r, c))
+        return InvalidAnswer(f"Row {r}, column {c} is empty.", r, c)
     if len(idx) == 1:
         c = idx[0] + 1
-        return Verdict("invalid", 0.0, f"Entry {c} is empty.", invalid_cell=(None, c))
-    return Verdict("invalid", 0.0, "The answer is empty.")
+        return InvalidAnswer(f"Entry {c} is empty.", None, c)
+    return InvalidAnswer("The answer is empty.")

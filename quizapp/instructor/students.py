@@ -17,6 +17,7 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    quiz_order,
 )
 from quizapp.models_instructor import Excusal
 
@@ -68,7 +69,7 @@ def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentEx
             select(Exercise)
             .join(Quiz, Quiz.id == Exercise.quiz_id)
             .where(Exercise.id.in_(ids))
-            .order_by(Quiz.position, Quiz.id, Exercise.position, Exercise.id)
+            .order_by(*quiz_order(), Exercise.position, Exercise.id)
         )
     ]
     return user, [

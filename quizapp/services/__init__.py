@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``submissions``, ``progress``). This package re-exports their public names, so callers write
-``services.submit(...)``.
+``preview``, ``submissions``, ``progress``). This package re-exports their public names, so
+callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
@@ -48,9 +48,12 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    QuizPosition,
     QuizSummary,
+    quiz_position,
     quiz_summaries,
     recompute_progress,
 )
@@ -74,15 +77,19 @@ from quizapp.services.tokens import (
 from quizapp.services.transactions import WRITE_OPTION, begin_write
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
+    Drawn,
     VariantState,
+    bank_exercise,
     check_quiz_visible,
+    draw_variant,
     ensure_progress,
     generate_preview,
-    generate_variant,
     get_exercise,
     get_or_create_variant,
     get_progress,
     new_practice_variant,
+    stored_answer_form,
+    stored_variant,
     variant_state,
 )
 
@@ -98,10 +105,13 @@ __all__ = [
     "USERNAME_RE",
     "WRITE_OPTION",
     "BadRequest",
+    "Drawn",
     "Conflict",
     "ExerciseSummary",
     "Forbidden",
     "NotFound",
+    "PreviewResult",
+    "QuizPosition",
     "QuizSummary",
     "ServiceError",
     "SubmissionRow",
@@ -110,6 +120,9 @@ __all__ = [
     "Unavailable",
     "VariantState",
     "authenticate",
+    "bank_exercise",
+    "preview_answer",
+    "quiz_position",
     "begin_write",
     "canonical_answer",
     "answer_grid_shape",
@@ -119,11 +132,11 @@ __all__ = [
     "create_user",
     "db_safe",
     "decode_raw_answer",
+    "draw_variant",
     "encode_raw_answer",
     "ensure_progress",
     "find_user",
     "generate_preview",
-    "generate_variant",
     "get_exercise",
     "get_or_create_variant",
     "get_progress",
@@ -136,6 +149,8 @@ __all__ = [
     "quiz_summaries",
     "recompute_progress",
     "revoke_api_token",
+    "stored_answer_form",
+    "stored_variant",
     "submission_rows",
     "submit",
     "sync_bank",

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from quizapp.bank import Bank
 
 
-from quizapp.services.totals import ensure_current
+import quizapp.services.totals as totals
+from quizapp.services.deadlines import exercise_points_sql, store_late_periods
 from quizapp.services.transactions import begin_write
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,10 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
       if it comes back.
     - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
       stored on the exercise (``sync_error``) and reported.
-    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``.
+    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
+      (``deadlines.exercise_points``: an override keeps its points).
+    - A quiz's times are the instants ``load_bank`` read in the course zone; the zone's name
+      and the late periods are stored with the quiz (``quizzes.timezone``, ``quizzes.late``).
     """
     from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
 
@@ -120,9 +124,11 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
             row.archived = False
         row.title = quiz.title
         row.description = quiz.description or ""
-        row.position = int(quiz.order or 0)
+        row.position = None if quiz.order is None else int(quiz.order)
         row.opens_at = quiz.opens
         row.closes_at = quiz.closes
+        row.late = store_late_periods(getattr(quiz, "late", None) or [])
+        row.timezone = str(getattr(quiz, "timezone", None) or "UTC")
         if row.content_hash != quiz.content_hash:
             row.content_hash = quiz.content_hash
             row.updated_at = now
@@ -226,7 +232,7 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         session.execute(
             update(Progress)
             .where(Progress.exercise_id == ex_id)
-            .values(best_points=Progress.best_score * points)
+            .values(best_points=exercise_points_sql(points))
         )
 
     for ex_id, row in existing.items():
@@ -255,12 +261,15 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     # Scoreboard totals follow the live exercises and their points: rebuild them now, at sync,
     # rather than on the next scoreboard view (which still checks, as a safety net).  One
     # fingerprint query when nothing changed.
-    ensure_current(session)
+    totals.ensure_current(session)
     return report
 
 
-def sync_folder(session: Session, root: Path) -> SyncReport:
-    """``load_bank(root)`` then :func:`sync_bank`.  A missing folder archives nothing."""
+def sync_folder(session: Session, root: Path, zone: Any = None) -> SyncReport:
+    """``load_bank(root, zone)`` then :func:`sync_bank`.  A missing folder archives nothing.
+
+    ``zone``: the course time zone (``QUIZAPP_TIMEZONE``: an IANA name or ``ZoneInfo``; default
+    UTC) in which the quizzes' wall-clock times are read."""
     from quizapp.bank import load_bank
 
     root = Path(root)
@@ -268,4 +277,4 @@ def sync_folder(session: Session, root: Path) -> SyncReport:
         report = SyncReport()
         report.errors.append(f"{root}: the exercises folder does not exist")
         return report
-    return sync_bank(session, load_bank(root), root)
+    return sync_bank(session, load_bank(root, zone), root)

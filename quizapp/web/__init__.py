@@ -108,7 +108,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
         ) from None
 
-    from quizapp.web import api, auth, errors, security, student
+    from quizapp.web import api, assets, auth, errors, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
@@ -119,6 +119,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
     errors.register(app)
     security.register(app)
+    assets.init_app(app)  # fingerprinted static URLs, long cache lifetimes, compression
     _register_template_helpers(app)
     return app
 
@@ -152,9 +153,9 @@ def _trust_proxies(app: Flask) -> None:
 
 
 #: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
-#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) plugs in here
-#: without editing this file.
-OPTIONAL_BLUEPRINTS = ("instructor",)
+#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) and the LMS
+#: connection (``lti``, issue 19) plug in here.
+OPTIONAL_BLUEPRINTS = ("instructor", "lti")
 
 
 def _register_optional_blueprints(app: Flask) -> None:
@@ -187,21 +188,37 @@ def _load_user(user_id: str) -> User | None:
 
 
 def _register_template_helpers(app: Flask) -> None:
+    from quizapp import page
     from quizapp.web import display
 
     # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
     # JSON answer, unencodable as UTF-8) and control characters such as NUL become visible
     # stand-ins instead of a UnicodeEncodeError (500) or a raw NUL in the HTML.
     app.jinja_env.finalize = display.showable
-    app.jinja_env.filters["num"] = display.format_number
-    app.jinja_env.filters["markdown"] = display.markdown_html
-    app.jinja_env.filters["mathml"] = display.value_html
+    # Template indentation is for the reader of the template, not sent: a block tag's line and
+    # the newline after it are dropped (the exercise page is ~10% lighter).
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    app.jinja_env.filters["num"] = page.format_number
+    app.jinja_env.filters["markdown"] = page.markdown_html
+    app.jinja_env.filters["mathml"] = page.value_html
+    app.jinja_env.filters["reflow"] = display.reflow
+    app.jinja_env.filters["breakable"] = display.breakable
+
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"])
+    app.jinja_env.globals["utcnow"] = coursetime.utcnow_aware  # for macros (no context there)
 
     @app.template_filter("when")
     def _when(value: Any) -> str:
-        if value is None:
-            return "—"
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+        """An instant in the course zone, with its abbreviation (``2026-12-01 17:00 CST``)."""
+        return coursetime.show(value, zone)
+
+    @app.template_filter("deadline")
+    def _deadline(value: Any) -> str:
+        """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
+        return coursetime.show_deadline(value, zone)
 
     @app.context_processor
     def _helpers() -> dict[str, Any]:
@@ -209,6 +226,13 @@ def _register_template_helpers(app: Flask) -> None:
             return name in app.view_functions
 
         return {"has_endpoint": has_endpoint}
+
+    @app.template_filter("percent")
+    def _percent(value: float) -> str:
+        """A percentage with the CSV's precision (2 decimals, no trailing zeros): ``31.25 %``."""
+        from quizapp.instructor.gradebook import fmt_points
+
+        return f"{fmt_points(round(float(value), 2))} %"
 
     @app.template_filter("pct")
     def _pct(value: float) -> str:

@@ -3,6 +3,7 @@
 Authentication: ``Authorization: Bearer TOKEN`` (from ``POST /api/v1/token``), or the browser
 session.  Token-authenticated calls need no CSRF token (a cross-site page cannot set the header);
 session-authenticated writes must send the CSRF token (``X-CSRFToken`` header), as forms do.
+``POST .../preview`` answers how an answer would be read (the answer preview), storing nothing.
 Errors are ``{"error": message}`` with the status code: 400 malformed request, 401 not
 authenticated, 403 not allowed (quiz not open), 404 unknown exercise, 409 state conflict (no
 attempts left, variant finished), 413 body too large, 429 rate limited.
@@ -159,7 +160,7 @@ def quizzes() -> Response:
     return jsonify({"quizzes": [q.to_dict() for q in summaries]})
 
 
-def _form_json(form: Any) -> dict[str, Any]:
+def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
@@ -167,7 +168,7 @@ def _form_json(form: Any) -> dict[str, Any]:
         out["given"] = form.given
     if form.type == "choice":
         out["choices"] = list(form.choices or [])
-        out["choices_html"] = [str(display.markdown_html(c)) for c in form.choices or []]
+        out["choices_html"] = list(page.get("choices_html") or [])
         out["choice_base"] = display.CHOICE_BASE
     for key in ("row_labels", "col_labels", "unknowns"):
         if getattr(form, key, None):
@@ -186,6 +187,8 @@ def _submission_json(sub: Any) -> dict[str, Any]:
             "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
             "used_attempt": sub.used_attempt,
             "points": sub.points,
+            "late": sub.late,
+            "credit": sub.credit,
             "created_at": sub.created_at.isoformat(),
         }
     )
@@ -193,16 +196,19 @@ def _submission_json(sub: Any) -> dict[str, Any]:
 
 
 def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
-    bank_variant = services.generate_variant(variant)
+    """The stored variant as the API shows it (never drawn or rendered again)."""
+    bank_variant = services.stored_variant(variant)
+    page = variant.page
     state = services.variant_state(db.session, variant)
     out: dict[str, Any] = {
         "exercise_id": exercise.id,
+        "variant_id": variant.id,
         "title": bank_variant.title,
         "variant_number": variant.variant_number,
         "points": exercise.points,
         "prompt": bank_variant.prompt,
-        "prompt_html": str(display.markdown_html(bank_variant.prompt)),
-        "answer_form": _form_json(bank_variant.answer_form),
+        "prompt_html": page["prompt_html"],
+        "answer_form": _form_json(bank_variant.answer_form, page),
         "hints": list(bank_variant.hints or []),
         "attempts": state.attempts,
         "attempts_left": state.attempts_left,
@@ -211,9 +217,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "practice_available": state.finished and exercise.practice,
     }
     if state.finished:
-        from quizapp.bank import expected_answer_text
-
-        out["expected"] = expected_answer_text(bank_variant)
+        out["expected"] = page["expected_text"]
         out["solution"] = [
             {
                 "title": s.title,
@@ -267,19 +271,21 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     )
 
 
-@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
-@authenticated
-def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` -> 201 verdict + attempts left + points."""
-    exercise = _exercise(quiz_id, name)
+def _answer_body() -> tuple[str | list[list[Any]], int | None]:
+    """The answer of a submission's JSON body, ``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``
+    (exactly one of them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
     body = _json_body()
     keys = {"answer", "cells"} & set(body)
     if len(keys) != 1:
         raise ApiError(
             400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
         )
-    extra = set(body) - {"answer", "cells"}
+    for_variant = body.get("variant_id")
+    if for_variant is not None and (
+        isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
+    ):
+        raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
+    extra = set(body) - {"answer", "cells", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
     if "answer" in body:
@@ -290,6 +296,18 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
         answer = body["cells"]
         if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
             raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
+    return answer, for_variant
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
+@authenticated
+def submit(quiz_id: str, name: str) -> tuple[Response, int]:
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
+    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
+    and uses no attempt) -> 201 verdict + attempts left + points."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
     try:
         result = services.submit(
             db.session,
@@ -298,10 +316,38 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
             answer,
             seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
             source="api",
+            for_variant=for_variant,
         )
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     return jsonify(result.to_dict()), 201
+
+
+@bp.route("/exercises/<quiz_id>/<name>/preview", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_PREVIEW"))
+@authenticated
+def preview(quiz_id: str, name: str) -> tuple[Response, int]:
+    """The answer preview: the body of a submission -> 200 ``{"status": "valid" | "invalid",
+    "read_as", "read_as_html", "message", "cells", "invalid_cell"}``, how the answer would be
+    read on my current variant.  Stores nothing and uses no attempt (docs/answer-syntax.md)."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            answer,
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            for_variant=for_variant,
+        )
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    out = result.preview.to_dict()
+    out["read_as_html"] = str(
+        display.preview_html(result.preview, result.bank_variant.answer_form, result.choices_html)
+    )
+    return jsonify(services.json_safe(out)), 200
 
 
 @bp.route("/progress", methods=["GET"])

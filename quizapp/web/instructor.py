@@ -33,7 +33,8 @@ from quizapp import instructor as inst
 from quizapp import services
 from quizapp.config import flag
 from quizapp.models import Exercise, User, db
-from quizapp.web import display
+from quizapp.page import page_markup, render_page
+from quizapp.services import deadlines
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
 
@@ -41,6 +42,8 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 public = Blueprint("instructor_public", __name__)
 
 PER_PAGE = 50
+#: Students per gradebook page (a page of 2,000 students was 6.2 MB; the CSV has them all).
+GRADEBOOK_PER_PAGE = 100
 
 
 @bp.before_request
@@ -130,7 +133,9 @@ def scoreboard() -> str:
 def gradebook() -> str:
     quiz = _quiz_arg()
     config, problem = _course_config()
-    gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    page = _int_arg("page", 1, 1, 10**6)
+    per_page = _int_arg("per_page", GRADEBOOK_PER_PAGE, 1, 1000)
+    gb = inst.gradebook(db.session, quiz_id=quiz, config=config, page=page, per_page=per_page)
     quizzes = inst.live_quizzes(db.session)
     return render_template(
         "instructor/gradebook.html",
@@ -234,23 +239,6 @@ def exercise(quiz_id: str, name: str) -> str:
     )
 
 
-def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    return display.solution_steps(bank_variant)
-
-
-def _expected_view(bank_variant: Any) -> dict[str, Any]:
-    from quizapp.bank import expected_answer_text
-
-    try:
-        text = expected_answer_text(bank_variant)
-    except Exception:  # a form without a canonical text
-        text = ""
-    value_html = None
-    if bank_variant.answer_form.type in ("scalar", "vector", "matrix", "partial_matrix"):
-        value_html = display.value_html(bank_variant.expected)
-    return {"text": text, "html": value_html}
-
-
 @bp.route("/exercises/<quiz_id>/<name>/preview", methods=["GET", "POST"])
 def preview(quiz_id: str, name: str) -> tuple[str, int]:
     """Any seed of the exercise's current version; POST grades a typed answer against it
@@ -265,6 +253,8 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         return render_template(
             "errors/error.html", status=500, message=f"This exercise does not generate: {err}"
         ), 500
+    # The same page a student with this seed would get (rendered as a new variant is).
+    page = page_markup(render_page(bank_variant))
     form = EmptyForm()
     verdict = None
     answer = ""
@@ -294,12 +284,12 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         ex=ex,
         seed=seed,
         v=bank_variant,
-        prompt_html=display.markdown_html(bank_variant.prompt),
-        hints=[display.markdown_html(h) for h in (bank_variant.hints or [])],
-        choices=[display.markdown_html(c) for c in (bank_variant.answer_form.choices or [])],
+        prompt_html=page["prompt_html"],
+        hints=page["hints"],
+        choices=page["choices"] or [],
         given=bank_variant.answer_form.given,
-        expected=_expected_view(bank_variant),
-        solution=_solution_view(bank_variant),
+        expected=page["expected"],
+        solution=page["solution"],
         detectors=list(bank_variant.detectors or ()),
         params=inst.variant_parameters(bank_variant),
         form=form,
@@ -359,9 +349,128 @@ def student(user_id: int) -> str:
         items=items,
         history=inst.submission_history(db.session, ids),
         exercises=live,
+        quizzes=[q for q in inst.live_quizzes(db.session) if q.closes_at is not None],
+        dates=deadlines.student_deadlines(db.session, user_id),
+        timezone=current_app.config["QUIZAPP_TIMEZONE"],
         csrf_form=EmptyForm(),
         answer_text=inst.answer_text,
+        audit_values=_audit_text,
     )
+
+
+def _audit_text(values: dict[str, Any] | None) -> str:
+    """An audit entry's before/after values as text: ``until 2026-12-10 12:00 CST, credit 1``
+    or ``7.5 points``; ``—`` for none."""
+    from datetime import datetime
+
+    if not values:
+        return "—"
+    parts = []
+    if "until" in values:
+        parts.append(f"until {_deadline(datetime.fromisoformat(values['until']))}")
+    if "credit" in values:
+        parts.append(f"credit {float(values['credit']):g}")
+    if "points" in values:
+        parts.append(f"{float(values['points']):g} points")
+    return ", ".join(parts)
+
+
+def _student_or_404(user_id: int) -> User:
+    user = db.session.get(User, user_id)
+    if user is None or user.role != "student":
+        abort(404)
+    return user
+
+
+@bp.route("/students/<int:user_id>/extensions", methods=["POST"])
+def extension(user_id: int) -> WResponse:
+    """Give (``action=extend``: ``quiz_id``, ``until``, ``credit``, ``reason``) or remove
+    (``action=remove``: ``quiz_id``) the student's extension of a quiz.  A refused request is
+    flashed as one line naming the field; nothing changes then."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = _student_or_404(user_id)
+    quiz_id = request.form.get("quiz_id", "")
+    action = request.form.get("action", "extend")
+    try:
+        if action == "remove":
+            if deadlines.remove_extension(
+                db.session, quiz_id, user.username, by=_me(), reason=request.form.get("reason", "")
+            ):
+                flash(f"The extension of {quiz_id} is removed.", "success")
+            else:
+                flash(f"There was no extension of {quiz_id}.", "info")
+        elif action == "extend":
+            row = deadlines.set_extension(
+                db.session,
+                quiz_id,
+                user.username,
+                request.form.get("until", ""),
+                credit=request.form.get("credit", "") or 1.0,
+                reason=request.form.get("reason", ""),
+                by=_me(),
+            )
+            flash(f"{user.username} may answer {quiz_id} until {_deadline(row.until)}.", "success")
+        else:
+            abort(400, "The action must be 'extend' or 'remove'.")
+    except services.ServiceError as err:
+        db.session.rollback()
+        flash(f"Nothing changed: {err.message}", "error")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
+@bp.route("/students/<int:user_id>/overrides", methods=["POST"])
+def override(user_id: int) -> WResponse:
+    """Set (``action=override``: ``exercise_id``, ``points``, ``reason``) or remove
+    (``action=remove``: ``exercise_id``) the student's score override on an exercise."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = _student_or_404(user_id)
+    exercise_id = request.form.get("exercise_id", "")
+    action = request.form.get("action", "override")
+    try:
+        if action == "remove":
+            if deadlines.remove_override(
+                db.session,
+                exercise_id,
+                user.username,
+                by=_me(),
+                reason=request.form.get("reason", ""),
+            ):
+                flash(
+                    f"The override on {exercise_id} is removed: its points are computed again.",
+                    "success",
+                )
+            else:
+                flash(f"There was no override on {exercise_id}.", "info")
+        elif action == "override":
+            row = deadlines.set_override(
+                db.session,
+                exercise_id,
+                user.username,
+                request.form.get("points", ""),
+                request.form.get("reason", ""),
+                by=_me(),
+            )
+            flash(
+                f"{user.username} has {row.best_points:g} points on {exercise_id} (override).",
+                "success",
+            )
+        else:
+            abort(400, "The action must be 'override' or 'remove'.")
+    except services.ServiceError as err:
+        db.session.rollback()
+        flash(f"Nothing changed: {err.message}", "error")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
+def _deadline(value: Any) -> str:
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(current_app.config["QUIZAPP_TIMEZONE"])
+    return coursetime.show_deadline(value, zone)
 
 
 @bp.route("/students/<int:user_id>/excusals", methods=["POST"])
@@ -438,6 +547,26 @@ def roster_import() -> tuple[str, int]:
         skipped=[(e.username, why) for e, why in result.skipped],
         expires_at=result.expires_at,
     ), 200
+
+
+@bp.route("/roster/links.csv", methods=["POST"])
+def links_csv() -> Response:
+    """The reset links just shown (posted back by the links page's download button) as a CSV
+    file: ``username``, ``display_name``, ``reset_link``.  The links exist nowhere else (only
+    their SHA-256 is stored), so the page carries them to this download."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    names = request.form.getlist("username")
+    shown = request.form.getlist("name")
+    links = request.form.getlist("link")
+    if not names or not len(names) == len(shown) == len(links):
+        abort(400, "The links to download are missing; import the roster again.")
+    rows = [
+        ["username", "display_name", "reset_link"],
+        *map(list, zip(names, shown, links, strict=True)),
+    ]
+    return _csv_response(inst.write_csv(rows), "reset-links.csv")
 
 
 @bp.route("/roster.csv")

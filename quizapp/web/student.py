@@ -19,6 +19,8 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
+from quizapp.page import page_markup
+from quizapp.services import deadlines
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -48,22 +50,13 @@ def progress() -> str:
     )
 
 
-def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    return display.solution_steps(bank_variant)
-
-
-def _expected_view(bank_variant: Any) -> dict[str, Any]:
-    from quizapp.bank import expected_answer_text
-
-    try:
-        text = expected_answer_text(bank_variant)
-    except Exception:  # a kind without a canonical text: show the value only
-        text = ""
-    form = bank_variant.answer_form
-    value_html = None
-    if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
-        value_html = display.value_html(bank_variant.expected)
-    return {"text": text, "html": value_html}
+def _pick_view(stored: Any, choices_html: Any) -> Any:
+    """The right option of a choice (its letter and stored text) or index exercise, for the
+    worked solution; None for other forms."""
+    form = stored.answer_form
+    if form.type not in ("choice", "index"):
+        return None
+    return display.expected_pick_html(form, stored.expected, choices_html)
 
 
 def render_exercise(
@@ -73,13 +66,15 @@ def render_exercise(
     posted: str | list[list[str]] | None = None,
     error: str | None = None,
     status: int = 200,
+    preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
     """Render the exercise page for the signed-in student (their current variant).
 
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
     is computed from its submissions, which the page lists anyway (same figures as
-    ``services.variant_state``).
+    ``services.variant_state``).  ``preview`` (the no-JavaScript answer preview: ``via``,
+    ``status``, ``message``, ``html``) is shown under the form it came from.
     """
     user = _user()
     if result is not None:
@@ -87,7 +82,14 @@ def render_exercise(
     else:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    # What the student is shown was rendered when the variant was created (never again).
+    page = page_markup(variant.page)
+    form = services.stored_answer_form(variant)
+    # The whole stored variant (expected answer, context) is decoded only when the page needs
+    # it: a pick's right option once finished, an index form's count.
+    picks = form.type in ("choice", "index")
+    stored = services.stored_variant(variant) if picks else None
+    pick_context = stored.context if stored is not None else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -112,7 +114,8 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     form_view = display.build_form_view(
-        bank_variant.answer_form,
+        form,
+        choices_html=page["choices"],
         answer=answer,
         cells=cells,
         invalid_cell=invalid_cell,
@@ -121,14 +124,16 @@ def render_exercise(
     )
     quiz = exercise.quiz
     now = services.utcnow()
-    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    schedule = deadlines.student_schedule(db.session, quiz, user)
+    credit_now = schedule.credit_at(now)
+    closed = not user.is_instructor and credit_now is None
     context = {
         "exercise": exercise,
         "quiz": quiz,
         "variant": variant,
-        "bank_variant": bank_variant,
-        "prompt_html": display.markdown_html(bank_variant.prompt),
-        "hints": [display.markdown_html(h) for h in (bank_variant.hints or [])],
+        "title": page["title"],
+        "prompt_html": page["prompt_html"],
+        "hints": page["hints"],
         "state": state,
         "submissions": list(reversed(submissions)),
         "current": current,
@@ -136,12 +141,40 @@ def render_exercise(
         "form": form_view,
         "error": error,
         "closed": closed,
+        "schedule": schedule,
+        "late_now": credit_now if credit_now is not None and credit_now.late else None,
         "finished": state.finished,
-        "solution": _solution_view(bank_variant) if state.finished else None,
-        "expected": _expected_view(bank_variant) if state.finished else None,
+        "solution": page["solution"] if state.finished else None,
+        "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
+        # The second pass of the page (issue 15): where the exercise sits in its quiz, the
+        # answer preview, the last answer with its marks once the form is gone, picks shown as
+        # letters, and where the focus goes after a submit.
+        "position": services.quiz_position(db.session, user, exercise),
+        "preview": preview,
+        "preview_url": url_for(
+            "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
+        ),
+        "marked": display.marked_answer(
+            form,
+            services.decode_raw_answer(current.answer_format, current.raw_answer),
+            current.parsed,
+            current.cells,
+            current.status,
+            pick_context,
+            page["choices"],
+        )
+        if current is not None and (state.finished or closed)
+        else None,
+        "expected_pick": _pick_view(stored, page["choices"])
+        if state.finished and stored is not None
+        else None,
+        "answer_text": lambda sub: display.answer_text(
+            form, services.decode_raw_answer(sub.answer_format, sub.raw_answer), pick_context
+        ),
+        "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
 
@@ -172,9 +205,53 @@ def _form_body_is_utf8() -> bool:
     return bool(g.get("form_utf8", True))
 
 
+def _posted_variant_id() -> int | None:
+    """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
+    None when the form did not say (an old page, a hand-made request)."""
+    raw = request.form.get("variant", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
+def _previewing() -> bool:
+    """The form's "Check how it is read" button (the answer preview without JavaScript)."""
+    return request.method == "POST" and request.form.get("action") == "preview"
+
+
+def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, int]:
+    """The page with the answer preview of ``posted`` under its form; nothing is stored."""
+    via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            posted if posted is not None else "",
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            variant=variant,
+            for_variant=_posted_variant_id(),
+        )
+    except (services.BadRequest, services.Conflict) as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
+    view = {
+        "via": via,
+        "status": result.preview.status,
+        "message": result.preview.message,
+        "html": display.preview_html(
+            result.preview, result.bank_variant.answer_form, result.choices_html
+        ),
+    }
+    return render_exercise(exercise, posted=posted, preview=view)
+
+
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"], exempt_when=_previewing)
+@limiter.limit(
+    limit("QUIZAPP_LIMIT_PREVIEW"),
+    methods=["POST"],
+    scope="exercise-preview",
+    exempt_when=lambda: not _previewing(),
+)
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
     services.check_quiz_visible(exercise.quiz, _user())
@@ -182,7 +259,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    form = services.stored_answer_form(variant)
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
@@ -190,10 +267,16 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
-    posted = display.read_posted_answer(bank_variant.answer_form, request.form)
+    posted = display.read_posted_answer(form, request.form)
+    if _previewing():
+        return _preview(exercise, variant, posted)
+    for_variant = _posted_variant_id()
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
-            exercise, posted=posted, error="Type an answer before submitting.", status=400
+            exercise,
+            posted=posted,
+            error=display.empty_answer_message(form),
+            status=400,
         )
     try:
         result = services.submit(
@@ -204,6 +287,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             seed_secret=secret,
             source="web",
             variant=variant,
+            for_variant=for_variant,
         )
     except services.BadRequest as err:
         return render_exercise(exercise, posted=None, error=err.message, status=400)

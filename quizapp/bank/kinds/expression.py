@@ -13,12 +13,15 @@ An exercise of this kind has, at the top level of its YAML file::
 Variables are drawn in the order written (``quizapp.bank.schema.VariableSpec``); the draw is
 repeated until every ``require`` holds, at most ``MAX_TRIES`` times (then ``RequireNeverHeld``);
 ``answer`` is evaluated by the safe evaluator of ``quizapp.bank.expression``.  The worked solution
-lists the expression's intermediate results (each operation and call, innermost first).
+lists the expression's intermediate results (each operation and call, innermost first), each
+shown as math (``quizapp.bank.expression.expression_latex``), not as code, with its value written
+as the prompt asks (``quizapp.bank.formula``); ``explanation`` steps come first.  ``derived``
+values are computed from each draw; ``mistakes`` are drawn apart from the answer and named by
+the ``authored`` detector (``quizapp.bank.detectors``).
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
@@ -29,9 +32,10 @@ from quizapp.bank.expression import (
     Step,
     compile_expression,
     evaluate,
+    expression_latex,
     truth,
 )
-from quizapp.bank.formula import latex_value, name_latex, relation, rounded, step_title, to_latex
+from quizapp.bank.formula import latex_value, relation, rounded
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.kinds._util import distinct
 from quizapp.bank.precision import Precision
@@ -148,34 +152,32 @@ def _plain(value: Any) -> Any:
     return float(arr) if arr.ndim == 0 else arr
 
 
-def _tell_apart(
-    answer: Compiled, mistakes: list[Compiled], values: dict[str, Any]
-) -> tuple[int | None, list[Any]]:
-    """Evaluate the answer and each named mistake; return the index of the first mistake whose
-    value is not clearly different from the answer (``distinct``: what every tolerance tells
-    apart), or None, and the mistakes' values."""
+def _tell_apart(answer: Compiled, mistakes: list[Compiled], values: dict[str, Any]) -> int | None:
+    """The index of the first named mistake whose value is not clearly different from the
+    answer's (``distinct``: what every tolerance tells apart), or None."""
     try:
         right = evaluate(answer, values)
     except Exception as exc:  # noqa: BLE001 - reported at the answer's line
         raise _blame(_generation_error(exc), "answer") from exc
-    out = []
     for i, m in enumerate(mistakes):
         try:
             wrong = np.asarray(evaluate(m, values), dtype=float)
         except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
             raise _blame(_generation_error(exc), "mistakes", i) from exc
         if not distinct(right, wrong):
-            return i, []
-        out.append(wrong)
-    return None, out
+            return i
+    return None
 
 
-def _step_formula(text: str) -> str:
-    """A traced step's text (``A @ x``, or ``Q = X @ W_Q`` from an explained call) as LaTeX."""
-    if " = " in text:
-        name, rhs = text.split(" = ", 1)
-        return f"{name_latex(name.strip())} = {to_latex(rhs)}"
-    return to_latex(text)
+def _derive(params: ExpressionSpec, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the ``derived`` values (re)computed from the variables, in order."""
+    out = {k: v for k, v in values.items() if k in params.variables}
+    for name, text in params.derived.items():
+        try:
+            out[name] = _plain(evaluate(compile_expression(text), out))
+        except Exception as exc:  # noqa: BLE001 - reported at the derived value's line
+            raise _blame(_generation_error(exc), "derived", name) from exc
+    return out
 
 
 def solution_steps(
@@ -185,37 +187,35 @@ def solution_steps(
     form: AnswerForm,
     precision: Precision | None,
 ) -> list[SolutionStep]:
-    """The worked solution of an expression: each intermediate result (innermost first, at most
-    ``MAX_STEPS``, the last ones) as its formula and value, then the answer.  Values are written
-    as the prompt asks (``quizapp.bank.formula.latex_value``): exact prompts as integers and
-    fractions, "N decimal places" with N places for the answer and N + 2 on the way."""
+    """The computed part of an expression's worked solution: each intermediate result
+    (innermost first, at most ``MAX_STEPS``, the last ones), named by its formula and written
+    with its value, then the answer.  Values as the prompt asks (``quizapp.bank.formula``):
+    exact prompts as integers and fractions, "N decimal places" with N places for the answer and
+    N + 2 on the way."""
     steps: list[SolutionStep] = []
     seen: set[str] = set()
     for step in trace:
         if step.text in seen or step.text == answer.text:
             continue
         seen.add(step.text)
+        formula = expression_latex(step.text)
         note = f" ({step.note})" if step.note else ""
-        shown = rounded(step.value, precision, final=False)
-        head = step.text.split(" = ", 1)[1] if " = " in step.text else step.text
-        title = step_title(ast.parse(head.strip(), mode="eval"))
         steps.append(
             SolutionStep(
-                title=title,
-                text=f"${_step_formula(step.text)} {relation(step.value, precision)} "
+                title=f"${formula}$",
+                text=f"${formula} {relation(step.value, precision)} "
                 f"{latex_value(step.value, precision)}${note}.",
-                value=shown,
+                value=rounded(step.value, precision, final=False),
                 heatmap=step.heatmap,
             )
         )
     steps = steps[-MAX_STEPS:]
-    final = rounded(expected, precision, final=True)
     steps.append(
         SolutionStep(
             title="Answer",
-            text=f"${to_latex(answer.tree)} {relation(expected, precision, final=True)} "
+            text=f"${expression_latex(answer.text)} {relation(expected, precision, final=True)} "
             f"{latex_value(expected, precision, final=True)}$.",
-            value=final,
+            value=rounded(expected, precision, final=True),
             row_labels=form.row_labels,
             col_labels=form.col_labels,
         )
@@ -240,11 +240,9 @@ class ExpressionKind(Kind):
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
         answer = compile_expression(params.answer)
         mistakes = [compile_expression(m.answer) for m in params.mistakes]
-        derived = [(name, compile_expression(text)) for name, text in params.derived.items()]
         failed: int | None = None
         alike: int | None = None  # a mistake whose value did not differ from the answer
         values: dict[str, Any] = {}
-        mistaken: list[Any] = []
         for _ in range(MAX_TRIES):
             values = {}
             for name, spec in params.variables.items():
@@ -252,11 +250,8 @@ class ExpressionKind(Kind):
                     values[name] = draw_variable(name, spec, values, rng)
                 except Exception as exc:  # noqa: BLE001 - reported at the variable's line
                     raise _blame(_generation_error(exc), "variables", name) from exc
-            for name, expr in derived:  # computed from the draw: no randomness of their own
-                try:
-                    values[name] = _plain(evaluate(expr, values))
-                except Exception as exc:  # noqa: BLE001 - reported at the derived value's line
-                    raise _blame(_generation_error(exc), "derived", name) from exc
+            if params.derived:  # computed from the draw: no randomness of their own
+                values = _derive(params, values)
             failed = alike = None
             for i, r in enumerate(requires):
                 try:
@@ -269,7 +264,7 @@ class ExpressionKind(Kind):
             if failed is None and mistakes:
                 # Only an exercise with named mistakes draws again for them, so the draws of
                 # the others are as they always were.
-                alike, mistaken = _tell_apart(answer, mistakes, values)
+                alike = _tell_apart(answer, mistakes, values)
             if failed is None and alike is None:
                 break
         if alike is not None:
@@ -291,6 +286,22 @@ class ExpressionKind(Kind):
                 "require",
                 failed,
             )
+        return self._answer(params, answer, values)
+
+    def solve(self, params: KindParams, values: dict[str, Any]) -> Generated:
+        """The answer of ``params`` evaluated on ``values`` (a stored variant's variables): how a
+        regrade applies a corrected ``answer`` to the numbers a student saw.  Raises
+        ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
+        assert isinstance(params, ExpressionSpec)
+        return self._answer(params, compile_expression(params.answer), dict(values))
+
+    def _answer(
+        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
+    ) -> Generated:
+        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution, and
+        the named mistakes' values and messages."""
+        if params.derived:
+            values = _derive(params, values)
         trace: list[Step] = []
         try:
             value = evaluate(answer, values, trace=trace)
@@ -311,6 +322,7 @@ class ExpressionKind(Kind):
             form = answer_form_for(expected, params)
         except ExpressionError as exc:
             raise _blame(exc, "answer_form") from exc
+
         steps = solution_steps(trace, answer, expected, form, params.precision)
         explained = []
         for i, step in enumerate(params.explanation):
@@ -318,25 +330,28 @@ class ExpressionKind(Kind):
                 explained.append(SolutionStep(step.title, render(step.text, values)))
             except TemplateError as exc:
                 raise _blame(exc, "explanation", i) from exc
-        steps = explained + steps
         context = dict(values)
         context["answer_expression"] = answer.text
         detectors: tuple[str, ...] = ()
-        if mistakes:
+        if params.mistakes:
             named = []
-            for i, (m, wrong) in enumerate(zip(params.mistakes, mistaken, strict=True)):
+            for i, m in enumerate(params.mistakes):
                 try:
+                    wrong = np.asarray(evaluate(compile_expression(m.answer), values), float)
                     message = render(m.message, values)
                 except TemplateError as exc:
                     raise _blame(exc, "mistakes", i) from exc
-                named.append((m.code, wrong, message))
+                except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
+                    raise _blame(_generation_error(exc), "mistakes", i) from exc
+                if distinct(expected, wrong):  # a mistake that gives the answer is not named
+                    named.append((m.code, wrong, message))
             context["authored_mistakes"] = named
             detectors = ("authored",)
         return Generated(
             values=values,
             expected=expected,
             answer_form=form,
-            solution=steps,
+            solution=explained + steps,
             context=context,
             detectors=detectors,
         )
