@@ -14,7 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from quizapp.bank.precision import Precision
+from quizapp.bank.precision import Precision, simple_fraction
+
+
+def fraction_latex(x: float | Fraction, limit: int = 1000) -> str | None:
+    """``x`` as an integer or a LaTeX fraction (``-\\frac{2}{9}``) when it is one with a
+    denominator up to ``limit`` (within ``1e-9``, the noise a computed key may carry), else
+    None (``quizapp.bank.precision.simple_fraction``)."""
+    frac = simple_fraction(x, limit)
+    if frac is None:
+        return None
+    if frac.denominator == 1:
+        return str(frac.numerator)
+    sign = "-" if frac < 0 else ""
+    return f"{sign}\\frac{{{abs(frac.numerator)}}}{{{frac.denominator}}}"
 
 
 def _cell(x: float, precision: Precision | None, final: bool) -> str:
@@ -24,11 +37,7 @@ def _cell(x: float, precision: Precision | None, final: bool) -> str:
     if v.is_integer() and abs(v) < 1e15:
         return str(int(v))
     if precision is None or precision.mode == "exact":
-        frac = Fraction(v).limit_denominator(1000)
-        if abs(float(frac) - v) <= 1e-9 * max(1.0, abs(v)):
-            sign = "-" if frac < 0 else ""
-            return f"{sign}\\frac{{{abs(frac.numerator)}}}{{{frac.denominator}}}"
-        return f"{v:.4g}"
+        return fraction_latex(v) or f"{v:.4g}"
     extra = 0 if final else 2
     if precision.mode == "decimals":
         text = f"{v:.{precision.digits + extra}f}"
@@ -70,11 +79,7 @@ def relation(value: Any, precision: Precision | None, final: bool = False) -> st
     arr = np.asarray(value, dtype=float)
     shown = np.asarray(rounded(arr, precision, final), dtype=float)
     if precision is None or precision.mode == "exact":
-        exact = all(
-            abs(float(Fraction(float(v)).limit_denominator(1000)) - float(v))
-            <= 1e-9 * max(1.0, abs(float(v)))
-            for v in arr.ravel()
-        )
+        exact = all(fraction_latex(v) is not None for v in arr.ravel().tolist())
         return "=" if exact else "\\approx"
     return (
         "=" if np.all(np.abs(shown - arr) <= 1e-12 * np.maximum(1.0, np.abs(arr))) else "\\approx"

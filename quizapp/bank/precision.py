@@ -167,6 +167,13 @@ class NotStatable(ValueError):
     no simple fraction)."""
 
 
+def simple_fraction(x: float | Fraction, limit: int = MAX_DENOMINATOR) -> Fraction | None:
+    """``x`` as a fraction with a denominator up to ``limit`` when it is one (within ``1e-9``
+    relative, the noise a computed key may carry), else None."""
+    frac = x if isinstance(x, Fraction) else Fraction(float(x)).limit_denominator(limit)
+    return frac if abs(float(frac) - float(x)) <= 1e-9 * max(1.0, abs(float(x))) else None
+
+
 def value_as_stated(x: float, precision: Precision) -> str:
     """One expected value written as the prompt asks: rounded to N decimal places or N
     significant figures, or for exact a fraction ``p/q`` (``q`` at most
@@ -177,8 +184,8 @@ def value_as_stated(x: float, precision: Precision) -> str:
         return f"{round(x, n):.{n}f}"
     if precision.mode == "sigfig":
         return repr(float(f"{x:.{precision.digits}g}")) if x else "0"
-    frac = Fraction(x).limit_denominator(MAX_DENOMINATOR)
-    if abs(float(frac) - x) > 1e-9 * max(1.0, abs(x)):
+    frac = simple_fraction(x)
+    if frac is None:
         raise NotStatable(
             f"the prompt says exact, but the expected value {x!r} is not a fraction with a "
             f"denominator up to {MAX_DENOMINATOR}"

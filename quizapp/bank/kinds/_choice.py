@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from quizapp.bank.formula import fraction_latex
 from quizapp.bank.types import AnswerForm, Generated, SolutionStep
 
 LETTERS = "abcdefgh"
@@ -84,15 +85,7 @@ def choice_variant(
 
 def frac_text(x: float, limit: int = 100) -> str:
     """A simple fraction or integer as LaTeX (``\\frac{3}{5}``, ``-2``); else 4 significant."""
-    from fractions import Fraction
-
-    f = Fraction(float(x)).limit_denominator(limit)
-    if abs(float(f) - float(x)) > 1e-9:
-        return f"{float(x):.4g}"
-    if f.denominator == 1:
-        return str(f.numerator)
-    sign = "-" if f < 0 else ""
-    return f"{sign}\\frac{{{abs(f.numerator)}}}{{{f.denominator}}}"
+    return fraction_latex(x, limit) or f"{float(x):.4g}"
 
 
 def frac_matrix(a: Any, limit: int = 100) -> str:

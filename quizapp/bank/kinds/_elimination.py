@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from quizapp.bank.formula import fraction_latex
+
 Matrix = list[list[Fraction]]
 
 
 def frac_latex(x: Fraction) -> str:
     """``3``, ``-\\frac{1}{2}``."""
-    if x.denominator == 1:
-        return str(x.numerator)
-    sign = "-" if x < 0 else ""
-    return f"{sign}\\frac{{{abs(x.numerator)}}}{{{x.denominator}}}"
+    return fraction_latex(x) or str(x)
 
 
 def augmented_latex(M: Matrix, left: int) -> str:
