@@ -23,11 +23,14 @@ Environment variables:
 - ``QUIZAPP_TRUSTED_HOSTS``: comma-separated host names the app answers to (Flask's
   ``TRUSTED_HOSTS``); a request with another ``Host`` header gets 400.  Default: any.
 - ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
-- ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
-  30/min per user, token or address); ``QUIZAPP_LIMIT_PREVIEW``: answer previews (the page asks
-  for one as the student types; default 240/min); ``QUIZAPP_LIMIT_LOGIN_FAILURES``: failed sign-ins (page or
-  API token) per account and address (default 10 per 15 minutes; the right password is refused
-  too until the window passes, then works); ``QUIZAPP_RATELIMIT=0`` disables them;
+- ``QUIZAPP_LIMIT_REGISTER`` / ``_SUBMIT``: rate limits (default 10/min per address, 30/min per
+  user or token).  Wrong passwords (sign-in page or API token; ``quizapp.web.auth.sign_in_limits``):
+  ``QUIZAPP_LIMIT_LOGIN_FAILURES`` per account and address, or per account and browser for a
+  browser that signed in to it before (default 10 per 15 minutes; the right password is refused
+  too until the window passes, then works), ``QUIZAPP_LIMIT_LOGIN_ACCOUNT`` per account from all
+  addresses (default 20 per 15 minutes), ``QUIZAPP_LIMIT_LOGIN`` per address (default 60 per
+  minute); ``QUIZAPP_LIMIT_PREVIEW``: answer previews (the page asks for one as the student
+  types; default 240/min); ``QUIZAPP_RATELIMIT=0`` disables them;
   ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
   workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
 - ``QUIZAPP_COMPRESS``: ``0`` turns off compressing responses (HTML, CSS, JS, JSON) with zstd,
@@ -260,7 +263,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         or "memory://"
     )
     cfg["RATELIMIT_ENABLED"] = flag("QUIZAPP_RATELIMIT", env.get("QUIZAPP_RATELIMIT"), True)
-    cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "30 per minute")
+    cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "60 per minute")
     cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
     cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
     cfg["QUIZAPP_LIMIT_PREVIEW"] = env.get("QUIZAPP_LIMIT_PREVIEW", "240 per minute")
@@ -268,6 +271,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["QUIZAPP_LIMIT_LOGIN_FAILURES"] = env.get(
         "QUIZAPP_LIMIT_LOGIN_FAILURES", "10 per 15 minutes"
     )
+    cfg["QUIZAPP_LIMIT_LOGIN_ACCOUNT"] = env.get("QUIZAPP_LIMIT_LOGIN_ACCOUNT", "20 per 15 minutes")
 
     for key, value in over.items():
         if value is None or key in {
@@ -287,6 +291,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
 #: The rate-limit settings (Flask-Limiter's rate limit strings).
 LIMIT_SETTINGS = (
     "QUIZAPP_LIMIT_LOGIN",
+    "QUIZAPP_LIMIT_LOGIN_ACCOUNT",
     "QUIZAPP_LIMIT_REGISTER",
     "QUIZAPP_LIMIT_SUBMIT",
     "QUIZAPP_LIMIT_PREVIEW",

@@ -3,7 +3,8 @@
 Tables and what they guarantee:
 
 - ``users``: one row per person; ``username_key`` (NFKC + casefold of the username) is unique, so
-  ``Ana``/``ana`` and composed/decomposed ``é`` cannot both register.
+  ``Ana``/``ana`` and composed/decomposed ``é`` cannot both register; ``session_version`` is in
+  every session cookie of the user, raising it signs them out everywhere.
 - ``api_tokens``: bearer tokens for the JSON API, stored as SHA-256 hex digests; revocable.
 - ``quizzes``, ``exercises``: the bank as last synced; removed ones are archived, never deleted.
 - ``exercise_versions``: every distinct YAML text an exercise ever had (content hash = version).
@@ -131,8 +132,18 @@ class User(UserMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Part of every session and remember-me cookie of this user (``get_id``); raising it ends
+    #: them all (sign-out, password change or reset: ``services.end_sessions``).
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
+
+    def get_id(self) -> str:
+        """Flask-Login's "alternative id": ``"<id>:<session_version>"``, stored in the session
+        and in the remember-me cookie; the user loader (``quizapp.web``) accepts it only while the
+        version is the stored one (Flask-Login documents alternative tokens for exactly this:
+        invalidating sessions without changing the user's id)."""
+        return f"{self.id}:{self.session_version or 0}"
 
     def set_password(self, password: str) -> None:
         """Hash ``password`` with Werkzeug's scrypt (``PASSWORD_METHOD``)."""
@@ -425,6 +436,9 @@ class Progress(db.Model):
     - ``best_reached_at``: when ``best_score`` was first reached (scoreboard tie-break: earlier wins).
     - ``last_activity``: the last submission (any variant, any status).
     - ``current_variant``: the variant number shown on the exercise page.
+    - ``best_parts``: for a multi-part exercise, the parts of the submission that reached
+      ``best_score``: part name -> ``{"score", "share", "follow_through"}`` (``share`` of the
+      exercise's points; see ``quizapp.services.part_answers.best_parts``), else None.
     """
 
     __tablename__ = "progress"
@@ -451,6 +465,7 @@ class Progress(db.Model):
     best_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     last_activity: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     current_variant: Mapped[int] = mapped_column(Integer, default=1)
+    best_parts: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     user: Mapped[User] = relationship(foreign_keys=[user_id])
     exercise: Mapped[Exercise] = relationship()

@@ -9,12 +9,16 @@
   ``regrades.summary`` nothing a regrade changes is lost.
 - ``password_resets``: one-time password-reset links (roster import, "new link" button).  Only the
   SHA-256 of the token is stored; a link expires and works once.
+- ``incidents``: an exercise that could not be shown to a student (503): the incident id the
+  student was given, and the details (seed, file and line, the error) kept for the instructor's
+  exercise page and the log, never shown to the student.
 - ``extensions``: one student's own closing time for one quiz (issue 17); the late periods of the
   quiz follow it (``quizapp.services.deadlines``).
 - ``grade_audit``: every extension and score override set or removed: who, when, what (before and
   after), why.  Rows are only ever added.
 
-The Alembic revision creating them is ``migrations/versions/instructor_0001_*.py``.
+The Alembic revisions creating them are in ``migrations/versions/`` (``instructor_0001_*.py``,
+``deadlines_0001_*.py`` for extensions and the audit, ``hardening_0001_*.py`` for incidents).
 """
 
 from __future__ import annotations
@@ -101,6 +105,23 @@ class PasswordReset(db.Model):
     user: Mapped[User] = relationship()
 
 
+class Incident(db.Model):
+    """An exercise page or API call that failed for a student with a 503 (the exercise could not
+    be shown or graded).  ``id`` is what the student was told; ``detail`` is the error with its
+    seed, file and line, for the instructor (``quizapp.web.errors``)."""
+
+    __tablename__ = "incidents"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    exercise_id: Mapped[str | None] = mapped_column(
+        ForeignKey("exercises.id"), index=True, default=None
+    )
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    path: Mapped[str] = mapped_column(String(500), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class Extension(db.Model):
     """Student ``user`` closes quiz ``quiz`` at ``until`` instead of the quiz's ``closes``;
     answers after the quiz's own closing time and before ``until`` earn ``credit``, and the quiz's
@@ -146,4 +167,12 @@ class AuditEntry(db.Model):
     user: Mapped[User] = relationship(foreign_keys=[user_id])
 
 
-__all__ = ["AuditEntry", "Excusal", "Extension", "PasswordReset", "Regrade", "VerdictHistory"]
+__all__ = [
+    "AuditEntry",
+    "Excusal",
+    "Extension",
+    "Incident",
+    "PasswordReset",
+    "Regrade",
+    "VerdictHistory",
+]

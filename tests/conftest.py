@@ -42,6 +42,7 @@ DATABASE_MODULES = frozenset(
         "test_services",
         "test_stored_variants",
         "test_web_auth",
+        "test_web_parts",
         "test_web_student",
     }
 )

@@ -112,7 +112,13 @@ def test_the_second_edition_adds_the_exercises_it_promises() -> None:
 
     first = {p.stem for p in (REPO / "tests" / "golden" / "bank").glob("*/*.yaml")}
     bank = load_bank(EXERCISES)
-    new = [ex for ex in bank.exercises.values() if ex.id.split("/", 1)[1] not in first]
+    # The step-by-step (multi-part) versions of first-edition exercises are not this edition's
+    # (docs/multi-part.md): their parts name mistakes through their detectors, if at all.
+    new = [
+        ex
+        for ex in bank.exercises.values()
+        if ex.id.split("/", 1)[1] not in first and not ex.generate(0).parts
+    ]
     assert len(new) >= 20
     conceptual = []
     for ex in new:

@@ -94,3 +94,24 @@ def test_derived_values_serve_require_and_templates() -> None:
         assert v.values["s"] == v.values["a"] + v.values["b"] >= 4
         assert f"s = {int(v.values['s'])}," in v.prompt
         assert float(v.expected) == 2 * v.values["s"]
+
+
+def test_mistakes_and_explanation_are_bounded_like_hints() -> None:
+    """The size limits of a file an author controls (MAX_HINTS items, MAX_HINT_CHARS characters
+    of Markdown) hold for the named mistakes and the explanation steps too."""
+    from quizapp.bank.schema import MAX_HINT_CHARS, MAX_HINTS
+
+    head = (
+        "title: T\nkind: expression\nvariables:\n  a: {integers: [1, 5]}\nanswer: a / 3\n"
+        'prompt: "Compute $a/3$ to 2 decimal places."\ntolerance: {decdig: 2}\n'
+    )
+    many = "mistakes:\n" + "".join(
+        f"  - {{code: m{i}, answer: a + {i + 1}, message: Not this.}}\n"
+        for i in range(MAX_HINTS + 1)
+    )
+    (err,) = _errors(head + many)
+    assert (err.line, err.column) == (9, 3) and f"at most {MAX_HINTS} items" in err.message
+    long = f"explanation:\n  - title: Why\n    text: {'x' * (MAX_HINT_CHARS + 1)}\n"
+    (err,) = _errors(head + long)
+    assert err.line == 10 and f"at most {MAX_HINT_CHARS} characters" in err.message
+    assert _errors(head + "explanation:\n  - {title: Why, text: Because.}\n") == []

@@ -11,6 +11,7 @@ seed for every author; here it runs over the bundled bank, 50 seeds per exercise
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,7 +38,10 @@ NUMERIC = sorted(
     if ex.generate(0).answer_form.type not in ("choice", "index")
 )
 EXACT = [
-    i for i in NUMERIC if stated_precision(BANK.exercises[i].generate(0).prompt).mode == "exact"
+    i
+    for i in NUMERIC
+    if not BANK.exercises[i].generate(0).parts
+    and stated_precision(BANK.exercises[i].generate(0).prompt).mode == "exact"
 ]
 
 
@@ -56,13 +60,28 @@ def test_the_rule_reads_prompts() -> None:
 
 @pytest.mark.parametrize("exercise_id", NUMERIC)
 def test_answer_given_as_the_prompt_says_is_correct(exercise_id: str) -> None:
+    from quizapp.bank.parts import part_variant
+
     ex = BANK.exercises[exercise_id]
     for seed in range(50):
         v = ex.generate(seed)
-        how = stated_precision(v.prompt)
-        assert how is not None, f"{exercise_id}: the prompt must state one precision"
-        assert tolerance_problem(how, v.tolerance) is None
-        text = answer_as_stated(v.expected, v.answer_form.type, v.answer_form.count, how)
+        if v.parts:  # each part states its own precision and is given as it says
+            how: Any = {}
+            text: Any = {}
+            for p in v.parts:
+                if p.answer_form.type in ("choice", "index"):
+                    continue
+                pv = part_variant(v, p)
+                how[p.name] = stated_precision(p.prompt)
+                assert how[p.name] is not None, f"{exercise_id}: part {p.name} states no precision"
+                assert tolerance_problem(how[p.name], pv.tolerance) is None
+                form = p.answer_form
+                text[p.name] = answer_as_stated(p.expected, form.type, form.count, how[p.name])
+        else:
+            how = stated_precision(v.prompt)
+            assert how is not None, f"{exercise_id}: the prompt must state one precision"
+            assert tolerance_problem(how, v.tolerance) is None
+            text = answer_as_stated(v.expected, v.answer_form.type, v.answer_form.count, how)
         verdict = grade_answer(v, text)
         assert verdict.status == "correct", (
             f"{exercise_id} seed {seed}: {text!r} (given as the prompt says: {how}) is "

@@ -19,24 +19,25 @@ pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank 
 
 TWO = "01-linear-systems/06-two-by-two"
 
-# One exercise-page GET: BEGIN, the signed-in user (Flask-Login), the exercise with its quiz, the
-# current variant with its version (numbered by the progress row), its submissions, and the
+# One exercise-page GET: BEGIN, the signed-in user (Flask-Login), the exercise with its quiz and
+# the current variant (numbered by the progress row) in one statement, its submissions, and the
 # quiz's exercises with the student's progress rows (services.quiz_position: "exercise k of n",
 # next and previous).
-GET_STATEMENTS = 6
-# One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
-# variant + version; BEGIN IMMEDIATE, progress (locked), the variant's number/version and its
-# exercise's attempts/points again (Core), the variant's submissions (Core); INSERT submission
-# (Core), UPDATE progress (ORM); then the student's scoreboard totals (a graded submit): DELETE
-# their score_totals rows, INSERT ... SELECT the course row and the per-quiz rows
-# (quizapp.services.totals.refresh_user_totals).  (COMMITs are not cursor statements.)  The page
-# shown after the commit: BEGIN and the quiz's exercises with the student's progress rows
-# (services.quiz_position).
+GET_STATEMENTS = 5
+# One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz +
+# current variant; BEGIN IMMEDIATE, the progress row (locked) with the variant's number, re-key
+# and finished times and its exercise's attempts and points (one Core statement), the variant's
+# submissions (Core); INSERT submission (Core), UPDATE progress (Core); then the student's
+# scoreboard totals (a graded submit): DELETE their score_totals rows, INSERT ... SELECT the
+# course row and the per-quiz rows (quizapp.services.totals.refresh_user_totals).  (COMMITs are
+# not cursor statements.)  The page shown after the commit: BEGIN and the quiz's exercises with
+# the student's progress rows (services.quiz_position).
 TOTALS_STATEMENTS = 3
 PAGE_STATEMENTS = 2
-POST_STATEMENTS = 10 + TOTALS_STATEMENTS + PAGE_STATEMENTS
-# The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
-FIRST_POST_STATEMENTS = 11 + TOTALS_STATEMENTS + PAGE_STATEMENTS
+POST_STATEMENTS = 8 + TOTALS_STATEMENTS + PAGE_STATEMENTS
+# The first submit finds no progress row: it inserts one (INSERT ... ON CONFLICT DO NOTHING
+# RETURNING) and reads the locked state again.
+FIRST_POST_STATEMENTS = 10 + TOTALS_STATEMENTS + PAGE_STATEMENTS
 
 
 class StatementLog:
@@ -85,7 +86,7 @@ def test_statements_of_one_get_and_one_submit_are_pinned(app) -> None:
         page = _post(client, token, "3 4").get_data(as_text=True)
     assert len(log.statements) == POST_STATEMENTS, log.text()
     assert [s.split()[0] for s in log.statements].count("BEGIN") == 3, log.text()
-    assert log.statements[4] == "BEGIN IMMEDIATE", log.text()
+    assert log.statements[3] == "BEGIN IMMEDIATE", log.text()
     assert sum(s.startswith("SELECT users.") for s in log.statements) == 1, log.text()
     # The page shows both submissions and the attempts left (3 attempts, 2 used).
     history = page.split('id="history-title"', 1)[1]

@@ -13,6 +13,10 @@
 - ``index``: a 1-based position as shown (or the label itself, e.g. ``pet tips``);
   ``variant.expected`` is that 1-based number.
 
+- ``parts`` (a multi-part variant): the answer is a mapping part name -> text or grid (or one
+  text, ``S = ...`` lines, :func:`quizapp.bank.parts.parse_part_text`), graded part by part with
+  follow-through by :func:`quizapp.bank.parts.grade_parts`.
+
 An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verdicts follow
 :class:`quizapp.grading.types.Verdict`.
 
@@ -23,7 +27,7 @@ with anything: how it was read, or why it cannot be read (the answer preview).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,7 +48,7 @@ from quizapp.grading import (
 )
 from quizapp.grading.parse import parse_answer_cells, split_cells
 
-Answer = str | Sequence[Sequence[str]]
+Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
 
 __all__ = ["AnswerPreview", "expected_answer_text", "grade_answer", "preview_answer"]
 
@@ -66,6 +70,20 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     input: an answer that cannot be read gives an ``invalid`` verdict saying what is wrong and
     where.  Each mistake code appears at most once in ``mistakes`` (the first found is kept).
     """
+    if variant.parts or variant.answer_form.type == "parts":
+        from quizapp.bank.parts import grade_parts, parse_part_text
+
+        names = [p.name for p in variant.parts]
+        if isinstance(answer, str):
+            answer = parse_part_text(answer, names) or answer
+        if not isinstance(answer, Mapping):
+            return _invalid(
+                f"This exercise has parts ({', '.join(names)}): answer each part, one after "
+                f"another, each starting on its own line with its name ({names[0]} = ...)."
+            )
+        return grade_parts(variant, answer)
+    if isinstance(answer, Mapping):
+        return _invalid("This exercise has one answer, not parts.")
     verdict = _dispatch(variant, answer)
     seen: set[str] = set()
     unique = []
@@ -429,9 +447,15 @@ def _text(a: np.ndarray) -> str:
 def expected_answer_text(variant: Variant) -> str:
     """Text of a correct answer for ``variant`` (full precision), as a student could type it.
 
-    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.
+    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.  For a
+    multi-part variant: one line per part, ``S = ...`` (its parts' answers are
+    :func:`quizapp.bank.parts.expected_part_answers`).
     """
     form = variant.answer_form
+    if variant.parts:
+        from quizapp.bank.parts import expected_part_answers
+
+        return "\n".join(f"{k} = {v}" for k, v in expected_part_answers(variant).items())
     if form.type == "choice":
         return _LETTERS[int(variant.expected)]
     if form.type == "index":
@@ -473,16 +497,23 @@ class AnswerPreview:
     read_as: Any = None
     cells: list[list[str]] | None = None
     invalid_cell: tuple[int | None, int | None] | None = None
+    #: a multi-part answer: each answered part's own preview (``status`` is ``invalid`` when
+    #: one of them is)
+    parts: dict[str, AnswerPreview] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"status", "read_as", "message", "cells", "invalid_cell"}`` (JSON-ready)."""
-        return {
+        """``{"status", "read_as", "message", "cells", "invalid_cell"}`` (JSON-ready; with
+        ``parts``, name -> that dict, for a multi-part answer)."""
+        out = {
             "status": self.status,
             "read_as": self.read_as,
             "message": self.message,
             "cells": self.cells,
             "invalid_cell": list(self.invalid_cell) if self.invalid_cell else None,
         }
+        if self.parts is not None:
+            out["parts"] = {name: p.to_dict() for name, p in self.parts.items()}
+        return out
 
 
 def _plain_read(arr: np.ndarray) -> Any:
@@ -557,8 +588,11 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
     :func:`parse_points`, :func:`parse_pick`), so ``invalid`` here exactly when a submission
     would be invalid, with the same message.  Nothing is compared with the expected answer: an
     answer of another shape than asked is ``valid`` (a submission would be graded, and marked
-    incorrect).  Never raises for bad input.
+    incorrect).  A multi-part answer (part name -> text or grid) is read part by part (blank
+    parts left out).  Never raises for bad input.
     """
+    if variant.parts:
+        return _preview_parts(variant, answer)
     try:
         read_as, message, cells = _read(variant, answer)
     except InvalidAnswer as exc:
@@ -566,3 +600,32 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
         cells = _text_cells(variant, answer)
         return AnswerPreview("invalid", exc.message, cells=cells, invalid_cell=cell)
     return AnswerPreview("valid", message, read_as=read_as, cells=cells)
+
+
+def _preview_parts(variant: Variant, answer: Answer) -> AnswerPreview:
+    """:func:`preview_answer` of a multi-part answer: each answered part read on its own."""
+    from quizapp.bank.parts import is_blank, parse_part_text, part_variant
+
+    names = [p.name for p in variant.parts]
+    if isinstance(answer, str):
+        answer = parse_part_text(answer, names) or answer
+    if not isinstance(answer, Mapping):
+        return AnswerPreview("invalid", f"This exercise has parts ({', '.join(names)}).")
+    unknown = [k for k in answer if k not in names]
+    if unknown:
+        return AnswerPreview(
+            "invalid",
+            f"This exercise has no part {', '.join(map(repr, unknown))}; its parts are "
+            f"{', '.join(names)}.",
+        )
+    parts = {
+        p.name: preview_answer(part_variant(variant, p), answer[p.name])
+        for p in variant.parts
+        if not is_blank(answer.get(p.name))
+    }
+    bad = [n for n, p in parts.items() if p.status == "invalid"]
+    if bad:
+        message = f"Part {bad[0]} cannot be read: {parts[bad[0]].message}"
+        return AnswerPreview("invalid", message, parts=parts)
+    read = ", ".join(parts) or "no part"
+    return AnswerPreview("valid", f"Read: {read}.", parts=parts)

@@ -42,7 +42,10 @@ MAX_LENGTH = 2000
 MAX_NODES = 400
 MAX_ELEMENTS = 10_000
 MAX_DIM = 100
-MAX_EXPONENT = 1_000
+#: Largest exponent of ``**``: a literal one is refused when the expression is compiled (at the
+#: exercise's line, by ``quizapp validate``), a computed one when it is evaluated.  64 is far
+#: above any power a student computes by hand; ``A ** 1000`` overflowed for most seeds.
+MAX_EXPONENT = 64
 
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 
@@ -462,6 +465,13 @@ def _check_node(node: ast.AST, names: set[str]) -> None:
                 f"(allowed: {' '.join(_BINOPS.values())})",
                 _col(node),
             )
+        if isinstance(node.op, ast.Pow):
+            power = _literal(node.right)
+            if power is not None and abs(power) > MAX_EXPONENT:
+                raise ExpressionError(
+                    f"the exponent {ast.unparse(node.right)} is larger than {MAX_EXPONENT}",
+                    _col(node.right),
+                )
         return
     if isinstance(node, ast.UnaryOp):
         if not isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
@@ -496,6 +506,22 @@ def _check_node(node: ast.AST, names: set[str]) -> None:
         return
     what = _DESCRIBE.get(type(node), type(node).__name__)
     raise ExpressionError(f"{what} is not allowed in an expression", _col(node))
+
+
+def _literal(node: ast.AST) -> float | None:
+    """The value of a number written in the text (``5``, ``-2.5``, ``+3``), else None."""
+    sign = 1.0
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(node.op, ast.USub) else sign
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node.value, bool):
+            return None
+        try:
+            return sign * float(node.value)
+        except OverflowError:
+            return math.inf
+    return None
 
 
 # --- evaluation ------------------------------------------------------------------------------

@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from quizapp.bank.precision import default_tolerance
 from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
-from quizapp.bank.types import Kind, KindParams, Variant
+from quizapp.bank.types import Kind, KindParams, Part, Variant
 from quizapp.bank.validate import check_exercise
 from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 from quizapp.coursetime import parse_zone
+from quizapp.grading.types import Tolerance
 
 QUIZ_FILE = "quiz.yaml"
 #: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
@@ -101,6 +103,7 @@ class Exercise:
                 hints.append(render(h, generated.values))
         except TemplateError as exc:
             raise self._located(seed, exc, label) from exc
+        parts = self._finish_parts(generated.parts, generated.values, seed)
         return Variant(
             exercise_id=self.id,
             seed=int(seed),
@@ -115,7 +118,49 @@ class Exercise:
             context=dict(generated.context),
             detectors=tuple(generated.detectors),
             hints=hints,
+            parts=parts,
         )
+
+    def _finish_parts(self, parts: list[Part], values: dict[str, Any], seed: int) -> list[Part]:
+        """A kind's parts as the variant stores them: prompts and hints rendered (for parts
+        written in the YAML: they are templates), and each part's tolerance (:meth:`_part_tolerance`),
+        follow-through credit (default: the exercise's) and points (a share of the
+        exercise's, :func:`quizapp.bank.parts.share_points`) filled in."""
+        if not parts:
+            return []
+        from dataclasses import replace
+
+        from quizapp.bank.parts import share_points
+
+        authored = bool(self.spec.parts)
+        points = share_points(float(self.spec.points), [p.points for p in parts])
+        out = []
+        for i, (part, share) in enumerate(zip(parts, points, strict=True)):
+            prompt, hints = part.prompt, list(part.hints)
+            if authored:
+                label = f"parts[{i + 1}].prompt"
+                try:
+                    prompt = render(part.prompt, values)
+                    rendered = []
+                    for j, h in enumerate(part.hints):
+                        label = f"parts[{i + 1}].hints[{j + 1}]"
+                        rendered.append(render(h, values))
+                    hints = rendered
+                except TemplateError as exc:
+                    raise self._located(seed, exc, label) from exc
+            out.append(
+                replace(
+                    part,
+                    prompt=prompt,
+                    hints=hints,
+                    tolerance=self._part_tolerance(part.tolerance, prompt),
+                    points=share,
+                    follow_through_credit=self.spec.follow_through_value()
+                    if part.follow_through_credit is None
+                    else float(part.follow_through_credit),
+                )
+            )
+        return out
 
     def rekey(self, stored: Variant, kind: str) -> Variant:
         """``stored`` (a variant drawn by kind ``kind`` from any version of this exercise) with
@@ -123,9 +168,11 @@ class Exercise:
         and partial credit; and, when this version has the same kind and the kind can compute its
         answer from drawn values (:meth:`Kind.solve`: ``expression`` exercises), the expected
         answer, answer form, worked solution and detector data computed again from the stored
-        values (a corrected ``answer``).  Nothing is drawn.  Raises ``BankError`` when this
+        values (a corrected ``answer``).  Nothing is drawn.  A multi-part variant keeps each
+        part's prompt and hints; its parts' keys (expected values, follow-through expressions,
+        tolerances, points, detectors) are this version's.  Raises ``BankError`` when this
         version's answer cannot be computed from the stored values (it names a variable the
-        variant does not have).
+        variant does not have) or its parts are not the variant's (a part added or removed).
         """
         from dataclasses import replace
 
@@ -144,7 +191,28 @@ class Exercise:
             partial_credit=self.spec.partial_credit,
         )
         if generated is None:
-            return keyed
+            if not stored.parts:
+                return keyed
+            # A kind that cannot solve again keeps its stored parts' answers; the exercise's
+            # tolerance, follow-through credit and points apply.
+            kept = [
+                replace(p, tolerance=None, points=None, follow_through_credit=None)
+                for p in stored.parts
+            ]
+            return replace(keyed, parts=self._keyed_parts(kept, stored))
+        parts: list[Part] = []
+        if generated.parts or stored.parts:
+            old = [p.name for p in stored.parts]
+            new = [p.name for p in generated.parts]
+            if old != new:
+                raise BankError(
+                    self.path,
+                    None,
+                    None,
+                    f"seed {stored.seed}: the answer key: this version's parts "
+                    f"({', '.join(new) or 'none'}) are not the variant's ({', '.join(old) or 'none'})",
+                )
+            parts = self._keyed_parts(generated.parts, stored)
         return replace(
             keyed,
             expected=generated.expected,
@@ -152,7 +220,34 @@ class Exercise:
             solution=list(generated.solution),
             context=dict(generated.context),
             detectors=tuple(generated.detectors),
+            parts=parts,
         )
+
+    def _keyed_parts(self, parts: list[Part], stored: Variant) -> list[Part]:
+        """``parts`` (this version's, same names as ``stored``'s) with the stored prompts and
+        hints, and this version's tolerances, points and follow-through credit."""
+        from dataclasses import replace
+
+        shown = {p.name: p for p in stored.parts}
+        finished = self._finish_parts(
+            [replace(p, prompt="", hints=[]) for p in parts], stored.values, stored.seed
+        )
+        return [
+            replace(
+                p,
+                prompt=shown[p.name].prompt,
+                hints=list(shown[p.name].hints),
+                tolerance=self._part_tolerance(part.tolerance, shown[p.name].prompt),
+            )
+            for part, p in zip(parts, finished, strict=True)
+        ]
+
+    def _part_tolerance(self, written: Tolerance | None, prompt: str) -> Tolerance:
+        """A part's tolerance: its own ``tolerance:``, else exact
+        (:data:`quizapp.bank.precision.EXACT_TOLERANCE`) when the part's prompt says exact, else
+        the exercise's (:meth:`ExerciseSpec.tolerance_value`): the rule of a whole exercise, with
+        the part's prompt the more specific statement."""
+        return written or default_tolerance(prompt) or self.spec.tolerance_value()
 
     def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
         """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:

@@ -8,13 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from quizapp.grading.compare import (
-    SMALL_CELLS,
-    _plain_relabs,
-    cells_close,
-    check_tolerance,
-    close_list,
-)
+from quizapp.grading.compare import cells_close, check_tolerance
 from quizapp.grading.mistakes import run_detectors
 from quizapp.grading.parse import (
     MAX_CELL_CHARS,
@@ -206,12 +200,7 @@ def grade(
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
 
     values = aligned.ravel().tolist()
-    if exp.size <= SMALL_CELLS and _plain_relabs(tolerance):
-        # Small answers (the usual case) are compared in Python floats, the same IEEE operations
-        # as cells_close's NumPy path without its per-call overhead (compare.close_list).
-        close = close_list(values, exp.ravel().tolist(), tolerance.rtol, tolerance.atol)
-    else:
-        close = cells_close(aligned, exp, tolerance).ravel().tolist()
+    close = cells_close(aligned, exp, tolerance).ravel().tolist()
     total = exp.size
     if graded is not None:
         flags = graded.ravel().tolist()

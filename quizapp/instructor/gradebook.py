@@ -28,10 +28,22 @@ from quizapp.services import totals
 
 
 @dataclass(slots=True)
+class PartCell:
+    """One part of a multi-part exercise in a student's cell: the points its best submission
+    earned on it of those ``available``, and whether they came by follow-through."""
+
+    points: float
+    available: float
+    score: float
+    follow_through: bool = False
+
+
+@dataclass(slots=True)
 class GradebookCell:
     """One student x exercise cell: ``points`` (None: never attempted), or excused; ``late``
     and ``credit`` of the attempt that gave the points, ``override`` (the reason) when the
-    instructor set them by hand."""
+    instructor set them by hand; for a multi-part exercise ``parts`` (part name ->
+    :class:`PartCell`) of the best submission (None when the points were set by hand)."""
 
     points: float | None
     excused: bool = False
@@ -39,11 +51,34 @@ class GradebookCell:
     late: bool = False
     credit: float = 1.0
     override: str | None = None
+    parts: dict[str, PartCell] | None = None
 
     @property
     def marker(self) -> str:
         """The cell's note: ``override: REASON``, ``late 50%`` / ``credit 80%``, or ``""``."""
         return cell_marker(self.late, self.credit, self.override, self.points is not None)
+
+
+def part_cells(
+    best_parts: Any, exercise_points: float, credit: float = 1.0
+) -> dict[str, PartCell] | None:
+    """A progress row's ``best_parts`` as :class:`PartCell` objects, in points of the exercise's
+    current ``exercise_points`` (each part's share of them) times the best attempt's late
+    ``credit`` (so they add up to the cell's points); None for a single-answer exercise."""
+    if not best_parts:
+        return None
+    out = {}
+    for name, figures in best_parts.items():
+        share = float(figures.get("share") or 0.0)
+        score = float(figures.get("score") or 0.0)
+        available = round(share * float(exercise_points), 6)
+        out[str(name)] = PartCell(
+            round(score * float(credit) * available, 6),
+            available,
+            score,
+            bool(figures.get("follow_through")),
+        )
+    return out
 
 
 def cell_marker(late: bool, credit: float, override: str | None, attempted: bool = True) -> str:
@@ -160,23 +195,23 @@ def _student_row(
     config: CourseConfig,
 ) -> GradebookRow:
     """One student's gradebook row from their attempted cells (exercise id -> (best points, best
-    score, late, credit, override reason or None)); ``columns`` are (exercise id, quiz id,
-    points) of the live exercises, in order."""
+    score, late, credit, override reason or None[, best parts])); ``columns`` are (exercise id,
+    quiz id, points) of the live exercises, in order."""
     user_id, username, display_name, email = student
     cells: dict[str, GradebookCell] = {}
-    totals = {q: QuizTotal(0.0, 0.0) for q in quizzes}
+    per_quiz: dict[str, list[tuple[float, float | None, bool]]] = {q: [] for q in quizzes}
     for ex_id, ex_quiz, ex_points in columns:
-        points, score, late, credit, override = attempted.get(ex_id, (None, None, False, 1.0, None))
-        if excused and (user_id, ex_id) in excused:
-            cells[ex_id] = GradebookCell(points, excused=True, score=score)
-            continue
-        cells[ex_id] = GradebookCell(points, False, score, late, credit, override)
-        total = totals[ex_quiz]
-        total.earned += points or 0.0
-        total.available += ex_points
-    for t in totals.values():
-        t.earned = round(t.earned, 6)
-        t.available = round(t.available, 6)
+        points, score, late, credit, override, *more = attempted.get(
+            ex_id, (None, None, False, 1.0, None)
+        )
+        parts = part_cells(more[0], ex_points, credit) if more and override is None else None
+        is_excused = bool(excused) and (user_id, ex_id) in excused
+        if is_excused:
+            cells[ex_id] = GradebookCell(points, excused=True, score=score, parts=parts)
+        else:
+            cells[ex_id] = GradebookCell(points, False, score, late, credit, override, parts)
+        per_quiz[ex_quiz].append((ex_points, points, is_excused))
+    totals = {q: QuizTotal(*services.quiz_points(cells_of)) for q, cells_of in per_quiz.items()}
     return GradebookRow(
         user_id=user_id,
         username=username,
@@ -249,6 +284,7 @@ def gradebook(
     wanted = set(ids)
     # Plain column tuples, not ORM objects (a class of 10,000 x 40 is 400,000 progress rows), and
     # for the whole course one sequential scan filtered here rather than 40 index range lookups.
+    # -> (best points, best score, late, credit, override reason[, best parts (multi-part)])
     attempted: dict[tuple[int, str], tuple[Any, ...]] = {}
     stmt = select(
         Progress.user_id,
@@ -260,6 +296,7 @@ def gradebook(
         Progress.best_credit,
         Progress.override_points,
         Progress.override_reason,
+        Progress.best_parts,
     )
     if quiz_id is not None:
         stmt = stmt.where(Progress.exercise_id.in_(ids))
@@ -267,7 +304,9 @@ def gradebook(
         stmt = stmt.where(Progress.user_id.in_(sorted(student_ids)))
     if ids and student_ids:
         for row in session.execute(stmt):
-            user_id, exercise_id, best_points, best_score, used, late, credit, over, why = row
+            user_id, exercise_id, best_points, best_score, used, late, credit, over, why, parts = (
+                row
+            )
             if (used or over is not None) and exercise_id in wanted and user_id in student_ids:
                 attempted[(user_id, exercise_id)] = (
                     float(best_points),
@@ -275,6 +314,7 @@ def gradebook(
                     bool(late),
                     float(credit),
                     (why or "") if over is not None else None,
+                    *((parts,) if parts else ()),
                 )
     excused = {
         (user_id, exercise_id)
@@ -410,6 +450,47 @@ def _table_row(quizzes: Sequence[GradebookQuiz], row: GradebookRow) -> list[Any]
     out.append(None if row.course_percent is None else round(row.course_percent, 2))
     out.extend(_notes(marks))
     return out
+
+
+def gradebook_parts_table(gb: Gradebook) -> list[list[Any]]:
+    """The per-part scores of the multi-part exercises, one row per student, exercise and part
+    of their best submission (header first): ``username``, ``display_name``, ``email``,
+    ``exercise``, ``part``, ``points available``, ``points``, ``score``, ``follow-through``
+    (1 when the part's points came from the student's own earlier answers).  Excused cells are
+    left out.  The main gradebook CSV keeps one column per exercise (what an LMS imports)."""
+    table: list[list[Any]] = [
+        [
+            "username",
+            "display_name",
+            "email",
+            "exercise",
+            "part",
+            "points available",
+            "points",
+            "score",
+            "follow-through",
+        ]
+    ]
+    for row in gb.rows:
+        for ex in gb.exercises:
+            cell = row.cells[ex.id]
+            if cell.excused or not cell.parts:
+                continue
+            for name, part in cell.parts.items():
+                table.append(
+                    [
+                        row.username,
+                        row.display_name,
+                        row.email,
+                        ex.id,
+                        name,
+                        part.available,
+                        part.points,
+                        round(part.score, 4),
+                        int(part.follow_through),
+                    ]
+                )
+    return table
 
 
 def write_csv(table: Iterable[Sequence[Any]]) -> str:
@@ -651,6 +732,7 @@ def _cells_one_by_one(
     return line, earned, available
 
 
+@services.retry_conflicts
 def excuse(
     session: Session,
     user_id: int,
@@ -661,12 +743,22 @@ def excuse(
 ) -> Excusal:
     """Excuse student ``user_id`` from ``exercise_id`` (idempotent; updates the reason); commit.
 
-    Raises ``services.NotFound`` for an unknown student or exercise.
+    Raises ``services.NotFound`` for an unknown student or exercise and
+    ``services.BadRequest`` for a reason over 500 characters or holding NUL or a lone surrogate.
     """
     user = session.get(User, user_id)
     if user is None or user.role != "student":
         raise services.NotFound("There is no such student.")
     exercise = services.get_exercise(session, exercise_id, include_archived=True)
+    reason = (reason or "").strip()
+    if not services.db_safe(reason):  # PostgreSQL refuses NUL in text (a 500 before)
+        raise services.BadRequest(
+            "The reason holds a NUL character or an invalid (surrogate) character; remove it."
+        )
+    if len(reason) > 500:
+        raise services.BadRequest(
+            f"The reason is too long ({len(reason)} characters; at most 500)."
+        )
     ex_id, by_id = exercise.id, by.id if by is not None else None
     services.begin_write(session)
     row = session.scalar(
@@ -675,12 +767,13 @@ def excuse(
     if row is None:
         row = Excusal(user_id=user_id, exercise_id=ex_id, created_by_id=by_id)
         session.add(row)
-    row.reason = (reason or "").strip()[:500]
+    row.reason = reason
     totals.refresh_user_totals(session, user_id)
     session.commit()
     return row
 
 
+@services.retry_conflicts
 def unexcuse(session: Session, user_id: int, exercise_id: str) -> bool:
     """Remove the excusal of ``user_id`` from ``exercise_id``; True if there was one.  Commits."""
     services.begin_write(session)

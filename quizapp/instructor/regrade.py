@@ -24,7 +24,8 @@ from quizapp.models import (
 )
 from quizapp.models_instructor import Regrade, VerdictHistory
 from quizapp.services import totals
-from quizapp.services.deadlines import apply_best, best_attempt
+from quizapp.services.deadlines import apply_best, best_attempt, credited
+from quizapp.services.part_answers import best_parts
 
 log = logging.getLogger(__name__)
 
@@ -194,9 +195,22 @@ def _grade_safely(bank_variant: Any, answer: Any) -> Any:
         )
 
 
-def _verdict_payload(verdict: Any) -> tuple[dict[str, Any], float, str, list[str], Any]:
+def _verdict_payload(
+    verdict: Any, keyed: Any = None, old: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], float, str, list[str], Any]:
+    """The stored form of a new verdict (as ``services.submit`` stores it); for a multi-part
+    variant ``keyed`` with the per-part figures, each part's ``answered`` as in the ``old``
+    verdict."""
+    from quizapp.services.part_answers import part_verdicts
+
     vdict = services.json_safe(verdict.to_dict())
     vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
+    if keyed is not None and keyed.parts and verdict.parts is not None:
+        before = (old or {}).get("parts") or {}
+        taken = [
+            n for n, v in before.items() if isinstance(v, dict) and v.get("answered") == "posted"
+        ]
+        vdict = part_verdicts(keyed, verdict, vdict, taken=taken, ignored=[], locked_before=set())
     score = float(verdict.score) if verdict.score == verdict.score else 0.0
     score = min(1.0, max(0.0, score))
     return (
@@ -212,6 +226,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+@services.retry_conflicts
 def regrade_exercise(
     session: Session,
     exercise_id: str,
@@ -357,6 +372,7 @@ def _regrade_in_transaction(
     history: list[dict[str, Any]] = []
     variant_updates: list[dict[str, Any]] = []
     first_variants: dict[int, int] = {}
+    first_keyed: dict[int, Any] = {}  # user id -> their variant 1 as keyed (multi-part only)
     new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
     for variant_id, user_id, number, stored_record, stored_page, finished_at in variants:
         if number == 1:
@@ -377,6 +393,8 @@ def _regrade_in_transaction(
             # The stored record as the database returns it (JSON types), for the comparison of a
             # later regrade; the page's solution and correct answer follow the new key.
             keyed = thaw(record)
+        if number == 1 and keyed.parts:
+            first_keyed[user_id] = keyed
         for s in subs:
             if s.duplicate_of_id is not None:
                 original = new_by_id.get(s.duplicate_of_id)
@@ -393,7 +411,9 @@ def _regrade_in_transaction(
                 continue
             else:
                 answer = services.decode_raw_answer(s.answer_format, s.raw_answer)
-                vdict, score, status, codes, parsed = _verdict_payload(_grade_safely(keyed, answer))
+                vdict, score, status, codes, parsed = _verdict_payload(
+                    _grade_safely(keyed, answer), keyed, s.verdict
+                )
                 new_by_id[s.id] = (vdict, score, status, codes, parsed)
                 summary.regraded += 1
             verdict_changed = (
@@ -454,6 +474,20 @@ def _regrade_in_transaction(
                     "expected_text": fresh["expected_text"],
                     "expected_html": fresh["expected_html"],
                 }
+                if "parts" in fresh:
+                    # each part keeps the prompt and hints it was shown with
+                    shown = {p["name"]: p for p in stored_page.get("parts", [])}
+                    change["page"]["parts"] = [
+                        {
+                            **part,
+                            **{
+                                k: shown[part["name"]][k]
+                                for k in ("prompt_html", "hints_html")
+                                if part["name"] in shown
+                            },
+                        }
+                        for part in fresh["parts"]
+                    ]
                 change["rekeyed_at"] = now
             variant_updates.append(change)
 
@@ -485,8 +519,17 @@ def _regrade_in_transaction(
         graded = [s for s in subs_by_variant.get(v1, []) if s.used_attempt] if v1 else []
         old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
         # The stored late credit of each attempt and an override are kept (deadlines).
-        apply_best(p, best_attempt(graded), points_each)
+        best = best_attempt(graded)
+        apply_best(p, best, points_each)
         solved_at = p.solved_at
+        keyed_v1 = first_keyed.get(p.user_id)
+        if keyed_v1 is not None:
+            # the parts of the attempt best_attempt chose: the first reaching the best score
+            top = next(
+                (s for s in graded if best.score > 0 and credited(s.score, s.credit) == best.score),
+                None,
+            )
+            p.best_parts = best_parts(keyed_v1, top.verdict) if top is not None else None
         p.attempts_used = len(graded)
         if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
             summary.progress_changes.append(

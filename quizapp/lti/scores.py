@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from quizapp import services
 from quizapp.models import Exercise, Progress, Quiz
 from quizapp.models_instructor import Excusal
 
@@ -115,20 +116,17 @@ def lms_score(session: Session, user_id: int, resource: str) -> LmsScore | None:
     ``resource`` that is not a quizapp ``resourceId``.
     """
     kind, ident = parse_resource_id(resource)
-    given = maximum = 0.0
-    attempted = False
-    finished = True
-    for points, attempts, best, used, solved, excused, overridden in _rows(
-        session, user_id, kind, ident
-    ):
-        if excused:
-            continue
-        maximum += float(points)
-        given += _exercise_points(best)
-        attempted = attempted or bool(used) or bool(overridden)
-        finished = finished and (
-            bool(solved) or bool(overridden) or int(used or 0) >= int(attempts)
-        )
+    rows = _rows(session, user_id, kind, ident)
+    given, maximum = services.quiz_points(
+        (points, _exercise_points(best), bool(excused))
+        for points, _attempts, best, _used, _solved, excused, _overridden in rows
+    )
+    counted = [row for row in rows if not row[5]]
+    attempted = any(bool(used) or bool(overridden) for _, _, _, used, _, _, overridden in counted)
+    finished = all(
+        bool(solved) or bool(overridden) or int(used or 0) >= int(attempts)
+        for _, attempts, _, used, solved, _, overridden in counted
+    )
     if not attempted or maximum <= 0:
         return None
     return LmsScore(

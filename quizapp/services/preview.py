@@ -10,7 +10,8 @@ from sqlalchemy.orm import Session
 
 from quizapp.models import User, Variant
 from quizapp.services.answer_input import check_grid_shape, normalize_answer
-from quizapp.services.errors import Conflict
+from quizapp.services.errors import BadRequest, Conflict
+from quizapp.services.part_answers import check_part_shapes, normalize_part_answers
 from quizapp.services.variants import (
     _current_variant,
     _prepare,
@@ -67,7 +68,8 @@ def preview_answer(
     from quizapp.bank import preview_answer as read_answer
     from quizapp.bank.stored import thaw
 
-    answer = normalize_answer(answer)
+    multi = isinstance(answer, dict)
+    answer = normalize_part_answers(answer) if multi else normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
     check_quiz_visible(exercise.quiz, user)
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
@@ -88,7 +90,14 @@ def preview_answer(
         number = progress.current_variant if progress else 1
         _version, drawn = _prepare(exercise, user.id, number, seed_secret)
         bank_variant, page = thaw(drawn.record), drawn.page
-    check_grid_shape(bank_variant.answer_form, answer)
+    if bank_variant.parts:
+        if not multi:
+            raise BadRequest('This exercise has parts: preview them by name ({"parts": ...}).')
+        check_part_shapes(bank_variant, answer)
+    elif multi:
+        raise BadRequest("This exercise has one answer, not parts: send the answer itself.")
+    else:
+        check_grid_shape(bank_variant.answer_form, answer)
     try:
         preview = read_answer(bank_variant, answer)
     except Exception:  # a reader bug must not be a 500: the submission would be invalid too

@@ -81,7 +81,9 @@ def _error_target(root: Path, error_file: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncReport:
+def sync_bank(
+    session: Session, bank: Bank, root: Path | None = None, *, seeds: int | None = None
+) -> SyncReport:
     """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
 
     - A new exercise is added with its first ``ExerciseVersion``; an exercise whose YAML changed
@@ -91,6 +93,12 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
       if it comes back.
     - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
       stored on the exercise (``sync_error``) and reported.
+    - So does a new version (a YAML text the database does not have yet) for which any of
+      ``seeds`` sampled seeds (default ``quizapp.bank.check.SAMPLE_SEEDS``) would show a
+      student a broken variant (``quizapp.bank.check.sample_problems``: it does not generate,
+      its answer is empty or not finite, or the expected answer does not grade correct); a new
+      exercise with such a problem is not added.  The error says where (file:line) and how many
+      seeds fail.
     - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
       (``deadlines.exercise_points``: an override keeps its points).
     - A quiz's times are the instants ``load_bank`` read in the course zone; the zone's name
@@ -98,13 +106,41 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     """
     from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
 
+    from quizapp.bank.check import SAMPLE_SEEDS, sample_problems
+
     report = SyncReport()
     root = root or Path(".")
+    seeds = SAMPLE_SEEDS if seeds is None else seeds
+    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
+    versions: set[tuple[str, str]] = {
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
+    }
+    # New versions are sampled before the write transaction (pure and possibly slow): one that
+    # fails for a sampled seed is not synced, as a file with errors.
+    exercises = dict(bank.exercises)
+    refused: dict[str, str] = {}
+    for ex in bank.exercises.values():
+        if seeds <= 0 or (ex.id, ex.content_hash) in versions:
+            continue
+        problems = sample_problems(ex, seeds)
+        if problems:
+            del exercises[ex.id]
+            refused[ex.id] = str(problems[0])
+            report.errors.append(refused[ex.id])
     begin_write(session)
     now = utcnow()
+    versions = {  # again, under the write lock (another sync may have added some meanwhile)
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
+    }
 
     errored_quizzes: set[str] = set()
-    errored_exercises: dict[str, str] = {}
+    errored_exercises: dict[str, str] = dict(refused)
     for err in bank.errors:
         text = str(err)
         report.errors.append(text)
@@ -136,13 +172,6 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     session.flush()
 
     existing = {e.id: e for e in session.scalars(select(Exercise))}
-    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
-    versions: set[tuple[str, str]] = {
-        (exercise_id, digest)
-        for exercise_id, digest in session.execute(
-            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
-        )
-    }
     repoint: list[tuple[str, float]] = []
     new_versions: list[dict[str, Any]] = []
     new_exercises: list[dict[str, Any]] = []
@@ -152,7 +181,7 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
             positions[ex_id] = i
 
     known_quizzes = set(bank.quizzes) | set(existing_quizzes)
-    for ex in bank.exercises.values():
+    for ex in exercises.values():
         if ex.quiz_id not in known_quizzes:
             report.errors.append(
                 f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
@@ -236,7 +265,7 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         )
 
     for ex_id, row in existing.items():
-        if ex_id in bank.exercises:
+        if ex_id in exercises:
             continue
         if ex_id in errored_exercises:
             row.sync_error = errored_exercises[ex_id]
@@ -265,11 +294,14 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     return report
 
 
-def sync_folder(session: Session, root: Path, zone: Any = None) -> SyncReport:
+def sync_folder(
+    session: Session, root: Path, zone: Any = None, *, seeds: int | None = None
+) -> SyncReport:
     """``load_bank(root, zone)`` then :func:`sync_bank`.  A missing folder archives nothing.
 
     ``zone``: the course time zone (``QUIZAPP_TIMEZONE``: an IANA name or ``ZoneInfo``; default
-    UTC) in which the quizzes' wall-clock times are read."""
+    UTC) in which the quizzes' wall-clock times are read; ``seeds``: how many seeds to sample per
+    new version (default ``quizapp.bank.check.SAMPLE_SEEDS``)."""
     from quizapp.bank import load_bank
 
     root = Path(root)
@@ -277,4 +309,4 @@ def sync_folder(session: Session, root: Path, zone: Any = None) -> SyncReport:
         report = SyncReport()
         report.errors.append(f"{root}: the exercises folder does not exist")
         return report
-    return sync_bank(session, load_bank(root, zone), root)
+    return sync_bank(session, load_bank(root, zone), root, seeds=seeds)

@@ -16,7 +16,6 @@ from typing import Any
 from flask import Flask
 from flask import Response as FlaskResponse
 from limits.errors import ConfigurationError as LimitsConfigurationError
-from sqlalchemy import bindparam, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
@@ -52,11 +51,12 @@ class SafeTextResponse(FlaskResponse):
 
 
 class BoundedIntConverter(IntegerConverter):
-    """``<int:...>`` that matches only ids a database integer can hold (< 2**63): a larger one is
-    a 404, not an OverflowError (500) in the query."""
+    """``<int:...>`` that matches only ids the id columns can hold (``Integer``: 32-bit on
+    PostgreSQL, < 2**31): a larger one is a 404.  (PostgreSQL refused the query, a 500: "integer
+    out of range"; SQLite's integers are 64-bit, so this bound is the stricter one.)"""
 
     def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("max", 2**63 - 1)
+        kwargs.setdefault("max", 2**31 - 1)
         super().__init__(map, *args, **kwargs)
 
 
@@ -173,18 +173,20 @@ def _register_optional_blueprints(app: Flask) -> None:
             module.init_app(app)
 
 
-#: The signed-in user by id, built once with a bound parameter: ``session.get`` builds and
-#: hashes a new SELECT on every call (the identity map is empty at the start of each request, so
-#: it always queries).  Same statement, same object in the session.
-_USER_BY_ID = select(User).where(User.id == bindparam("uid"))
-
-
 @login_manager.user_loader
-def _load_user(user_id: str) -> User | None:
-    if not user_id.isdigit():
+def _load_user(alternative_id: str) -> User | None:
+    """The active user of a session or remember-me cookie holding ``User.get_id()``
+    (``"<id>:<session_version>"``), or None once that version was raised (sign-out, "sign out
+    everywhere", a password change or reset).  A plain ``"<id>"`` (a cookie from before session
+    versions) is version 0."""
+    uid, _, version = alternative_id.partition(":")
+    version = version or "0"
+    if not uid.isdigit() or not version.isdigit() or len(uid) > 12 or len(version) > 12:
         return None
-    user = db.session.scalar(_USER_BY_ID, {"uid": int(user_id)})
-    return user if user is not None and user.active else None
+    user = db.session.get(User, int(uid))
+    if user is None or not user.active or (user.session_version or 0) != int(version):
+        return None
+    return user
 
 
 def _register_template_helpers(app: Flask) -> None:

@@ -26,7 +26,8 @@ from wtforms import ValidationError
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
-from quizapp.web.extensions import account_key, failed_login, limit, limiter
+from quizapp.web.auth import sign_in_limits
+from quizapp.web.extensions import limit, limiter
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -112,13 +113,7 @@ def _exercise(quiz_id: str, name: str) -> Exercise:
 
 
 @bp.route("/token", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"))
-@limiter.shared_limit(
-    limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
-    "login-failures",  # shared with POST /login
-    key_func=account_key,
-    deduct_when=failed_login,
-)
+@sign_in_limits()  # shared with POST /login
 def token() -> tuple[Response, int]:
     """``{"username", "password"[, "name"]}`` -> 201 ``{"token"}``; 401 on wrong credentials."""
     body = _json_body()
@@ -162,6 +157,8 @@ def quizzes() -> Response:
 
 def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
+    if form.type == "parts":
+        return out
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
     if form.type == "partial_matrix" and form.given is not None:
@@ -178,13 +175,50 @@ def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _answer_format(stored: str) -> str:
+    """The answer format as the API names it: ``text``, ``cells`` or ``parts``."""
+    if stored in ("text", "json"):
+        return "text"
+    return "parts" if stored == "parts" else "cells"
+
+
+def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list[dict[str, Any]]:
+    """Each part of a multi-part variant: name, points, prompt, answer form, hints, the earlier
+    parts it uses (follow-through), and once finished its correct answer and worked steps."""
+    pages = {p["name"]: p for p in page.get("parts", [])}
+    out = []
+    for part in bank_variant.parts:
+        shown = pages.get(part.name, {})
+        one: dict[str, Any] = {
+            "name": part.name,
+            "points": part.points,
+            "prompt": part.prompt,
+            "prompt_html": shown.get("prompt_html", ""),
+            "answer_form": _form_json(part.answer_form, shown),
+            "hints": list(part.hints),
+            "uses": list(part.uses),
+        }
+        if finished:
+            one["expected"] = shown.get("expected_text", "")
+            one["solution"] = [
+                {
+                    "title": s.title,
+                    "text": s.text,
+                    "value": services.json_safe(s.value) if s.value is not None else None,
+                }
+                for s in part.solution
+            ]
+        out.append(one)
+    return out
+
+
 def _submission_json(sub: Any) -> dict[str, Any]:
     out = {k: v for k, v in (sub.verdict or {}).items()}
     out.update(
         {
             "id": sub.id,
             "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
-            "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
+            "answer_format": _answer_format(sub.answer_format),
             "used_attempt": sub.used_attempt,
             "points": sub.points,
             "late": sub.late,
@@ -216,8 +250,14 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "finished": state.finished,
         "practice_available": state.finished and exercise.practice,
     }
+    if bank_variant.parts:
+        out["parts"] = _parts_json(bank_variant, page, state.finished)
     if state.finished:
         out["expected"] = page["expected_text"]
+        if bank_variant.parts:  # each part's, one per line (as quizapp grade --answer takes it)
+            out["expected"] = "\n".join(
+                f"{p['name']} = {p['expected_text']}" for p in page.get("parts", [])
+            )
         out["solution"] = [
             {
                 "title": s.title,
@@ -271,24 +311,41 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     )
 
 
-def _answer_body() -> tuple[str | list[list[Any]], int | None]:
-    """The answer of a submission's JSON body, ``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``
-    (exactly one of them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
+def _answer_body() -> tuple[str | list[list[Any]] | dict[str, Any], int | None]:
+    """The answer of a submission's JSON body, ``{"answer": TEXT}``, ``{"cells": [[TEXT]]}``
+    or, for a multi-part exercise, ``{"parts": {NAME: TEXT or [[TEXT]], ...}}`` (exactly one of
+    them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
     body = _json_body()
-    keys = {"answer", "cells"} & set(body)
+    keys = {"answer", "cells", "parts"} & set(body)
     if len(keys) != 1:
         raise ApiError(
-            400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
+            400,
+            "Send exactly one of {'answer': TEXT}, {'cells': [[TEXT, ...], ...]} or, for an "
+            "exercise with parts, {'parts': {NAME: TEXT or [[TEXT, ...], ...], ...}}.",
         )
     for_variant = body.get("variant_id")
     if for_variant is not None and (
         isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
     ):
         raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
-    extra = set(body) - {"answer", "cells", "variant_id"}
+    extra = set(body) - {"answer", "cells", "parts", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
-    if "answer" in body:
+    answer: Any
+    if "parts" in body:
+        answer = body["parts"]
+        if not isinstance(answer, dict):
+            raise ApiError(400, "'parts' must map each part's name to its text or grid.")
+        for part_name, value in answer.items():
+            if not isinstance(value, str) and not (
+                isinstance(value, list) and all(isinstance(r, list) for r in value)
+            ):
+                raise ApiError(
+                    400,
+                    f"Part {str(part_name)[:40]!r}: give its answer as text or as a list of "
+                    "rows, each a list of cell texts.",
+                )
+    elif "answer" in body:
         answer = body["answer"]
         if not isinstance(answer, str):
             raise ApiError(400, "'answer' must be text (the answer as you would type it).")
@@ -303,9 +360,11 @@ def _answer_body() -> tuple[str | list[list[Any]], int | None]:
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
 @authenticated
 def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
-    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
-    and uses no attempt) -> 201 verdict + attempts left + points."""
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` (a multi-part exercise: ``{"parts":
+    {NAME: TEXT or [[TEXT]], ...}}``, some parts or all), optionally with ``"variant_id"`` (the
+    id the variant's GET gave: an answer to a variant that is no longer current is refused with
+    409 and uses no attempt) -> 201 verdict (with ``parts`` for a multi-part exercise) +
+    attempts left + points."""
     exercise = _exercise(quiz_id, name)
     answer, for_variant = _answer_body()
     try:
@@ -347,6 +406,9 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
     out["read_as_html"] = str(
         display.preview_html(result.preview, result.bank_variant.answer_form, result.choices_html)
     )
+    forms = {p.name: p.answer_form for p in result.bank_variant.parts}
+    for part_name, one in (result.preview.parts or {}).items():
+        out["parts"][part_name]["read_as_html"] = str(display.preview_html(one, forms[part_name]))
     return jsonify(services.json_safe(out)), 200
 
 

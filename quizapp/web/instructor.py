@@ -35,6 +35,7 @@ from quizapp.config import flag
 from quizapp.models import Exercise, User, db
 from quizapp.page import page_markup, render_page
 from quizapp.services import deadlines
+from quizapp.services.incidents import recent_incidents
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
 
@@ -140,6 +141,7 @@ def gradebook() -> str:
     return render_template(
         "instructor/gradebook.html",
         gb=gb,
+        has_parts=any(c.parts for r in gb.rows for c in r.cells.values()),
         quizzes=quizzes,
         quiz=quiz,
         config_problem=problem,
@@ -156,6 +158,20 @@ def gradebook_csv() -> Response:
     lines = inst.iter_gradebook_csv(db.session, quiz_id=quiz, config=config)
     name = f"gradebook-{quiz}.csv" if quiz else "gradebook.csv"
     resp = Response(stream_with_context(_with_bom(lines)), mimetype="text/csv")
+    resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.route("/gradebook-parts.csv")
+def gradebook_parts_csv() -> Response:
+    """The per-part scores of the multi-part exercises (``inst.gradebook_parts_table``)."""
+    quiz = _quiz_arg()
+    config, _ = _course_config()
+    gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    text = inst.write_csv(inst.gradebook_parts_table(gb))
+    name = f"gradebook-parts-{quiz}.csv" if quiz else "gradebook-parts.csv"
+    resp = Response("\ufeff" + text, mimetype="text/csv")
     resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     resp.headers["Cache-Control"] = "no-store"
     return resp
@@ -235,6 +251,7 @@ def exercise(quiz_id: str, name: str) -> str:
         stats=stats,
         chart=bar_chart_svg(stats.histogram, title=f"Best scores on {ex.title}"),
         regrades=inst.regrade_history(db.session, ex.id),
+        incidents=recent_incidents(db.session, ex.id),
         csrf_form=EmptyForm(),
     )
 
@@ -262,22 +279,41 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
     if request.method == "POST":
         if not form.validate_on_submit():
             abort(400, "The form's security token is missing or expired; reload the page.")
-        answer = request.form.get("answer", "")
-        if len(answer) > services.MAX_ANSWER_CHARS:
+        if bank_variant.parts:
+            posted: Any = {
+                p.name: request.form.get(f"part-{p.name}", "") for p in bank_variant.parts
+            }
+            texts = list(posted.values())
+        else:
+            posted = request.form.get("answer", "")
+            texts = [posted]
+        answer = posted
+        if any(len(t) > services.MAX_ANSWER_CHARS for t in texts):
             abort(400, f"The answer is too long (at most {services.MAX_ANSWER_CHARS} characters).")
-        if not answer.strip():
+        if not any(t.strip() for t in texts):
             status = 400
             verdict = {"status": "invalid", "score": 0.0, "message": "Type an answer first."}
         else:
             from quizapp.bank import grade_answer
 
-            v = grade_answer(bank_variant, answer)
+            v = grade_answer(bank_variant, posted)
             verdict = {
                 "status": v.status,
                 "score": v.score,
                 "message": v.message,
                 "cells": v.cells,
                 "mistakes": [(m.code, m.message) for m in v.mistakes],
+                "parts": [
+                    {
+                        "name": n,
+                        "status": pv.status,
+                        "score": pv.score,
+                        "follow_through": pv.follow_through,
+                        "message": pv.message,
+                        "mistakes": [(m.code, m.message) for m in pv.mistakes],
+                    }
+                    for n, pv in (v.parts or {}).items()
+                ],
             }
     return render_template(
         "instructor/preview.html",
@@ -290,6 +326,7 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         given=bank_variant.answer_form.given,
         expected=page["expected"],
         solution=page["solution"],
+        page_parts=page["parts"],
         detectors=list(bank_variant.detectors or ()),
         params=inst.variant_parameters(bank_variant),
         form=form,
@@ -495,6 +532,24 @@ def excusal(user_id: int) -> WResponse:
     return redirect(url_for("instructor.student", user_id=user_id))
 
 
+@bp.route("/students/<int:user_id>/sign-out", methods=["POST"])
+def sign_out_student(user_id: int) -> WResponse:
+    """Sign a student out everywhere: every session, remember-me cookie and API token of theirs
+    ends (a lost laptop, a shared account).  Students only: instructors sign themselves out on
+    their account page."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = db.session.get(User, user_id)
+    if user is None:
+        abort(404)
+    if user.role != "student":
+        raise services.Forbidden("Only a student can be signed out from here.")
+    services.end_sessions(db.session, user_id, tokens=True)
+    flash(f"{user.name} is signed out everywhere; their API tokens are revoked.", "success")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
 @bp.route("/students/<int:user_id>/reset-link", methods=["POST"])
 def reset_link(user_id: int) -> str:
     form = EmptyForm()
@@ -623,7 +678,7 @@ def leaderboard() -> Any:
         return login_manager.unauthorized()
     page = _int_arg("page", 1, 1, 10**6)
     board = inst.scoreboard(db.session, page=page, per_page=PER_PAGE)
-    mine = inst.scoreboard(db.session, only_user_id=int(current_user.get_id()))
+    mine = inst.scoreboard(db.session, only_user_id=int(current_user.id))
     me = mine.rows[0] if mine.rows else None
     return render_template("instructor/leaderboard.html", board=board, me=me)
 

@@ -18,6 +18,10 @@ shown as math (``quizapp.bank.expression.expression_latex``), not as code, with 
 as the prompt asks (``quizapp.bank.formula``); ``explanation`` steps come first.  ``derived``
 values are computed from each draw; ``mistakes`` are drawn apart from the answer and named by
 the ``authored`` detector (``quizapp.bank.detectors``).
+
+With ``parts:`` instead of ``answer:`` the exercise asks for several answers in order, each
+part's ``answer`` an expression over the variables (and derived values) and the earlier parts'
+values (its follow-through expression; see ``quizapp/bank/parts.py``).
 """
 
 from __future__ import annotations
@@ -38,10 +42,16 @@ from quizapp.bank.expression import (
 from quizapp.bank.formula import latex_value, relation, rounded
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.kinds._util import distinct
-from quizapp.bank.precision import Precision
-from quizapp.bank.schema import ExpressionSpec, VariableSpec
+from quizapp.bank.precision import Precision, stated_precision
+from quizapp.bank.schema import (
+    MAX_VARIABLE_CELLS,
+    MAX_VARIABLE_DIM,
+    ExpressionSpec,
+    PartSpec,
+    VariableSpec,
+)
 from quizapp.bank.template import TemplateError, render
-from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
+from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, Part, SolutionStep
 
 #: Draws tried before a ``require`` that never holds is reported (a bound, never a hang).
 MAX_TRIES = 1000
@@ -70,22 +80,27 @@ def _generation_error(exc: Exception) -> ExpressionError:
     return ExpressionError(f"{type(exc).__name__}: {exc}")
 
 
-def _dim(d: int | str, values: dict[str, Any], name: str) -> int:
+def _dim(d: int | str, values: dict[str, Any], name: str, what: str = "matrix") -> int:
+    """A dimension of the matrix or vector variable ``name``: a number, or an earlier integer
+    variable from 1 to ``MAX_VARIABLE_DIM``."""
     if isinstance(d, int):
         return d
     if d not in values:
         raise ExpressionError(f"variable {name}: dimension {d!r} is not an earlier variable")
     v = np.asarray(values[d], dtype=float)
+    bound = f"an integer from 1 to {MAX_VARIABLE_DIM}"
     if v.size != 1:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, but {d} is an "
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, but {d} is an "
             f"array of shape {v.shape}"
         )
-    if v.size != 1 or not float(v.reshape(())).is_integer() or not 1 <= float(v.reshape(())) <= 12:
+    x = float(v.reshape(()))
+    if not x.is_integer() or not 1 <= x <= MAX_VARIABLE_DIM:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, got {values[d]}"
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, got {values[d]:g} "
+            f"(a matrix has at most {MAX_VARIABLE_DIM} rows and columns)"
         )
-    return int(v.reshape(()))
+    return int(x)
 
 
 def draw_variable(
@@ -97,8 +112,13 @@ def draw_variable(
             _dim(spec.matrix[0], values, name),
             _dim(spec.matrix[1], values, name),
         )
+        if shape[0] * shape[1] > MAX_VARIABLE_CELLS:
+            raise ExpressionError(
+                f"variable {name}: a {shape[0]} x {shape[1]} matrix has more than "
+                f"{MAX_VARIABLE_CELLS} cells"
+            )
     elif spec.vector is not None:
-        shape = (_dim(spec.vector, values, name),)
+        shape = (_dim(spec.vector, values, name, "vector"),)
     else:
         shape = ()
     if spec.integers is not None:
@@ -124,7 +144,7 @@ def draw_variable(
     return float(out) if out.ndim == 0 else out
 
 
-def answer_form_for(expected: Any, spec: ExpressionSpec) -> AnswerForm:
+def answer_form_for(expected: Any, spec: ExpressionSpec | PartSpec) -> AnswerForm:
     """The answer form: from ``answer_form`` if given (checked against the answer's shape), else
     scalar/vector/matrix by the answer's dimension, with a shape-revealing grid."""
     arr = np.asarray(expected)
@@ -223,6 +243,17 @@ def solution_steps(
     return steps
 
 
+def _explanation(params: ExpressionSpec, values: dict[str, Any]) -> list[SolutionStep]:
+    """The author's ``explanation`` steps, their texts rendered on ``values``."""
+    explained = []
+    for i, step in enumerate(params.explanation):
+        try:
+            explained.append(SolutionStep(step.title, render(step.text, values)))
+        except TemplateError as exc:
+            raise _blame(exc, "explanation", i) from exc
+    return explained
+
+
 @register_kind
 class ExpressionKind(Kind):
     """Variables drawn at random, constraints, and an answer expression (see module docs)."""
@@ -238,7 +269,8 @@ class ExpressionKind(Kind):
         """
         assert isinstance(params, ExpressionSpec)
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
-        answer = compile_expression(params.answer)
+        # Named mistakes belong to a single answer (the schema refuses them beside parts:).
+        answer = compile_expression(params.answer) if params.answer is not None else None
         mistakes = [compile_expression(m.answer) for m in params.mistakes]
         failed: int | None = None
         alike: int | None = None  # a mistake whose value did not differ from the answer
@@ -261,7 +293,7 @@ class ExpressionKind(Kind):
                 if not held:
                     failed = i
                     break
-            if failed is None and mistakes:
+            if failed is None and mistakes and answer is not None:
                 # Only an exercise with named mistakes draws again for them, so the draws of
                 # the others are as they always were.
                 alike = _tell_apart(answer, mistakes, values)
@@ -286,22 +318,92 @@ class ExpressionKind(Kind):
                 "require",
                 failed,
             )
-        return self._answer(params, answer, values)
+        return self._solve(params, values)
 
     def solve(self, params: KindParams, values: dict[str, Any]) -> Generated:
         """The answer of ``params`` evaluated on ``values`` (a stored variant's variables): how a
-        regrade applies a corrected ``answer`` to the numbers a student saw.  Raises
-        ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
+        regrade applies a corrected ``answer`` (or corrected parts) to the numbers a student saw.
+        Raises ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
         assert isinstance(params, ExpressionSpec)
-        return self._answer(params, compile_expression(params.answer), dict(values))
+        return self._solve(params, dict(values))
 
-    def _answer(
-        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
-    ) -> Generated:
-        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution, and
-        the named mistakes' values and messages."""
+    def _solve(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
+        """The variant of ``values`` (its ``derived`` values recomputed from the variables, so a
+        regrade on stored values gets them too): one answer, or every part."""
         if params.derived:
             values = _derive(params, values)
+        if params.parts:
+            return self._parts(params, values)
+        assert params.answer is not None
+        return self._answer(params, compile_expression(params.answer), values)
+
+    def _parts(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
+        """Evaluate every part in order, each over the variables (and derived values) and the
+        earlier parts' true values: the parts (expected value, answer form, worked steps,
+        follow-through expression, detectors) of a multi-part variant.  Each part's steps write
+        values as the part's prompt asks (else as the exercise's prompt does)."""
+        from quizapp.bank.parts import detector_context, flat_solution
+
+        env = dict(values)
+        parts: list[Part] = []
+        for i, spec in enumerate(params.parts):
+            compiled = compile_expression(spec.answer)
+            expected, form, steps = self._evaluate(
+                compiled,
+                env,
+                spec,
+                stated_precision(spec.prompt) or params.precision,
+                ("parts", i, "answer"),
+                ("parts", i, "answer_form"),
+            )
+            earlier = {p.name for p in parts}
+            uses = tuple(sorted(compiled.names & earlier))
+            context: dict[str, Any] = {}
+            detectors: tuple[str, ...] = ()
+            if spec.detectors:
+                try:
+                    context, detectors = detector_context(spec.detectors, env, expected)
+                except Exception as exc:  # noqa: BLE001 - reported at the part's detectors
+                    raise _blame(_generation_error(exc), "parts", i, "detectors") from exc
+            parts.append(
+                Part(
+                    name=spec.name,
+                    prompt=spec.prompt,
+                    expected=expected,
+                    answer_form=form,
+                    solution=steps,
+                    tolerance=spec.tolerance.to_tolerance() if spec.tolerance else None,
+                    points=None if spec.points is None else float(spec.points),
+                    follow_through=compiled.text if uses else None,
+                    uses=uses,
+                    follow_through_credit=spec.follow_through_credit,
+                    detectors=detectors,
+                    context=context,
+                    hints=list(spec.hints),
+                )
+            )
+            env[spec.name] = expected
+        return Generated(
+            values=values,
+            expected={p.name: p.expected for p in parts},
+            answer_form=AnswerForm(type="parts"),
+            solution=flat_solution(parts),
+            context=dict(values),
+            parts=parts,
+        )
+
+    def _evaluate(
+        self,
+        answer: Compiled,
+        values: dict[str, Any],
+        spec: ExpressionSpec | PartSpec,
+        precision: Precision | None,
+        answer_field: tuple[Any, ...],
+        form_field: tuple[Any, ...],
+    ) -> tuple[Any, AnswerForm, list[SolutionStep]]:
+        """Evaluate ``answer`` on ``values``: the expected value, its answer form and the worked
+        steps (values written at ``precision``, see :func:`solution_steps`).  Failures are
+        blamed on ``answer_field`` / ``form_field``."""
         trace: list[Step] = []
         try:
             value = evaluate(answer, values, trace=trace)
@@ -315,21 +417,35 @@ class ExpressionKind(Kind):
                 raise ExpressionError(
                     f"the answer has shape {arr.shape}; at most a matrix is allowed"
                 )
+            if arr.size == 0:
+                raise ExpressionError(
+                    f"the answer {answer.text!r} is empty (shape {arr.shape}): no student could "
+                    "give it"
+                )
+            if arr.ndim and (max(arr.shape) > MAX_VARIABLE_DIM or arr.size > MAX_VARIABLE_CELLS):
+                raise ExpressionError(
+                    f"the answer is a matrix of shape {arr.shape}; an answer has at most "
+                    f"{MAX_VARIABLE_DIM} rows and columns ({MAX_VARIABLE_CELLS} entries), what a "
+                    "student can type"
+                )
         except Exception as exc:  # noqa: BLE001 - reported at the answer's line
-            raise _blame(_generation_error(exc), "answer") from exc
+            raise _blame(_generation_error(exc), *answer_field) from exc
         expected: Any = float(arr) if arr.ndim == 0 else arr.astype(float)
         try:
-            form = answer_form_for(expected, params)
+            form = answer_form_for(expected, spec)
         except ExpressionError as exc:
-            raise _blame(exc, "answer_form") from exc
+            raise _blame(exc, *form_field) from exc
+        return expected, form, solution_steps(trace, answer, expected, form, precision)
 
-        steps = solution_steps(trace, answer, expected, form, params.precision)
-        explained = []
-        for i, step in enumerate(params.explanation):
-            try:
-                explained.append(SolutionStep(step.title, render(step.text, values)))
-            except TemplateError as exc:
-                raise _blame(exc, "explanation", i) from exc
+    def _answer(
+        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
+    ) -> Generated:
+        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution, and
+        the named mistakes' values and messages."""
+        expected, form, steps = self._evaluate(
+            answer, values, params, params.precision, ("answer",), ("answer_form",)
+        )
+        explained = _explanation(params, values)
         context = dict(values)
         context["answer_expression"] = answer.text
         detectors: tuple[str, ...] = ()
