@@ -376,3 +376,49 @@ def multi_head_attention(
             f"heads, got shape {wo.shape}"
         )
     return concat @ wo, heads, weights
+
+
+def causal_attention(Q: Any, K: Any, V: Any | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Masked (causal) scaled dot-product attention, as in a decoder (Vaswani et al. 2017,
+    section 3.2.3: "setting to -inf all values in the input of the softmax which correspond to
+    illegal connections").  Token ``i`` attends to tokens ``j <= i`` only: the scores with
+    ``j > i`` are ``-inf`` before the row softmax, so their weights are 0 and each row's weights
+    over the earlier tokens still sum to 1.
+
+    Shapes: ``Q`` ``(n, d)``, ``K`` ``(n, d)`` (the same tokens), ``V`` ``(n, d_v)`` or None.
+    Returns ``(output (n, d_v) or None, weights (n, n))``, the weights lower triangular.  Raises
+    :class:`LinalgError` when ``Q`` and ``K`` hold different numbers of tokens.
+    """
+    scores = scaled_scores(Q, K)
+    n = scores.shape[0]
+    if scores.shape[1] != n:
+        raise LinalgError(
+            f"a causal mask needs one key per query (the same tokens): got {n} queries and "
+            f"{scores.shape[1]} keys"
+        )
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    shifted = np.where(future, -np.inf, scores)
+    shifted = shifted - shifted.max(axis=1, keepdims=True)
+    e = np.where(future, 0.0, np.exp(shifted))
+    weights = e / e.sum(axis=1, keepdims=True)
+    if V is None:
+        return None, weights  # type: ignore[return-value]
+    v = as_matrix(V, "V")
+    if v.shape[0] != n:
+        raise LinalgError(f"V must have one row per token: {n} tokens, V has {v.shape[0]} rows")
+    return weights @ v, weights
+
+
+def cosine_similarity(q: Any, k: Any) -> float:
+    """The cosine of the angle between ``q`` and ``k``: ``q·k / (|q| |k|)``, in ``[-1, 1]``.
+
+    Unlike the dot product it does not grow with the vectors' lengths.  Raises
+    :class:`LinalgError` for vectors of different lengths or a zero vector.
+    """
+    a, b = as_vector(q, "q"), as_vector(k, "k")
+    if a.shape != b.shape:
+        raise LinalgError(f"q and k must have the same length, got {a.size} and {b.size}")
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na == 0 or nb == 0:
+        raise LinalgError("the cosine of a zero vector is not defined")
+    return float(a @ b) / (na * nb)

@@ -44,8 +44,9 @@ def test_the_issue_list_is_covered_by_concept_ids() -> None:
         "one_equation_two_unknowns",
         "two_equations_two_unknowns",
     ]
-    # 23 from the issue, plus token_embeddings (embeddings as rows of a matrix, a deck gap)
-    assert len(concept_ids()) == len(set(concept_ids())) == 24
+    # 23 from the issue, plus token_embeddings (embeddings as rows of a matrix, a deck gap),
+    # plus the 13 ideas of the second edition (issue 16)
+    assert len(concept_ids()) == len(set(concept_ids())) == 37
     assert "token_embeddings" in concept_ids()
     assert get_concept("scaling_by_sqrt_d").title == "Scaling by √d"
 
@@ -79,3 +80,52 @@ def test_the_decks_example_is_in_the_bank() -> None:
         if (d.get("params") or {}).get("fixed") == {"A": [[5, 1], [3, 2]], "y": [15, 16]}
     ]
     assert deck, "the deck's 5x + y = 15, 3x + 2y = 16 must be an exercise"
+
+
+COURSE_MAP = REPO / "docs" / "course.md"
+
+
+def test_every_concept_and_exercise_is_in_the_course_map() -> None:
+    """Each concept id of concepts.py has a line in the course map, at the quiz that introduces
+    it; every bundled exercise appears there too; and every exercise's concepts exist."""
+    text = COURSE_MAP.read_text(encoding="utf-8")
+    course_map = text.split("## Course map", 1)[1].split("\n## ", 1)[0]
+    lines = {
+        c: [ln for ln in course_map.splitlines() if ln.startswith(f"- `{c}`")] for c in CONCEPTS
+    }
+    assert [c for c, found in lines.items() if len(found) != 1] == []
+    for ex_id, data in exercise_files().items():
+        assert f"`{ex_id.split('/', 1)[1]}`" in course_map, f"{ex_id} is not in the course map"
+        for c in data.get("concepts") or []:
+            assert c in CONCEPTS, f"{ex_id}: unknown concept {c!r}"
+    # the quizzes in the deck's order
+    quizzes = [
+        course_map.index(f"Quiz `{q.name}`") for q in sorted(EXERCISES.iterdir()) if q.is_dir()
+    ]
+    assert quizzes == sorted(quizzes)
+
+
+def test_the_second_edition_adds_the_exercises_it_promises() -> None:
+    """At least 20 new exercises, at least 12 of them conceptual (a choice or a position, or a
+    computation whose prompt asks for a prediction first), every one with named mistakes."""
+    from quizapp.bank import load_bank
+
+    first = {p.stem for p in (REPO / "tests" / "golden" / "bank").glob("*/*.yaml")}
+    bank = load_bank(EXERCISES)
+    # The step-by-step (multi-part) versions of first-edition exercises are not this edition's
+    # (docs/multi-part.md): their parts name mistakes through their detectors, if at all.
+    new = [
+        ex
+        for ex in bank.exercises.values()
+        if ex.id.split("/", 1)[1] not in first and not ex.generate(0).parts
+    ]
+    assert len(new) >= 20
+    conceptual = []
+    for ex in new:
+        v = ex.generate(0)
+        named = v.detectors or v.context.get("choice_mistakes") or v.context.get("index_mistakes")
+        assert named, f"{ex.id} names no mistake"
+        assert v.solution, ex.id
+        if v.answer_form.type in ("choice", "index") or "predict" in v.prompt.lower():
+            conceptual.append(ex.id)
+    assert len(conceptual) >= 12, conceptual

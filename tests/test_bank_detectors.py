@@ -120,6 +120,42 @@ def mistaken_answer(data: dict, v, code: str):
             return softmax_rows(x.T).T.reshape(e.shape)
         if code == "softmax_no_exp":
             return (x / x.sum(axis=1, keepdims=True)).reshape(e.shape)
+    if kind == "causal_attention":
+        Q, K, V = (np.asarray(vals[k], float) for k in "QKV")
+        n, d = Q.shape
+        scale = 1.0 if code == "missing_scale" else math.sqrt(d)
+        S = mm(Q, K.T) / scale
+        W = np.zeros((n, n))
+        for i in range(n):
+            if code == "mask_transposed":
+                keep = list(range(i, n))
+            elif code in ("no_mask", "mask_after_softmax"):
+                keep = list(range(n))
+            else:
+                keep = list(range(i + 1))
+            e = {j: math.exp(S[i, j] - max(S[i, k] for k in keep)) for j in keep}
+            for j in keep:
+                W[i, j] = e[j] / sum(e.values())
+            if code == "mask_after_softmax":
+                W[i, i + 1 :] = 0.0
+        return mm(W, V)
+    if kind == "attention_parameters":
+        c = v.context
+        d, h, dk, ask = c["d_model"], c["heads"], c["d_k"], c["ask"]
+        if code == "one_head_only":
+            return np.asarray(
+                {"all_q": d * dk, "qkv": 3 * d * dk, "layer": 3 * d * dk + d * d}[ask]
+            )
+        if code == "forgot_w_o":
+            return np.asarray(3 * d * d)
+        return np.asarray({"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d}[ask])
+    if kind == "transpose" and code in ("rotation_not_inverted", "rotation_ignored"):
+        t = math.radians(vals["angle"])
+        y = np.asarray(vals["y"], float)
+        if code == "rotation_ignored":
+            return y
+        R = [[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]
+        return mm(R, y.reshape(-1, 1)).ravel()
     if code == "wrong_order":
         if kind == "composition":
             return mm(vals["T"], vals["S"])

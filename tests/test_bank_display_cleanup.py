@@ -27,11 +27,17 @@ def test_noise_displays_as_zero() -> None:
     )
 
 
-def test_rotation_preview_has_no_noise_but_expected_is_unchanged() -> None:
-    ex = BANK.exercises["03-transpose-and-products/04-rotation"]
+def test_rotation_preview_has_no_noise_but_expected_is_unchanged(tmp_path: Path) -> None:
+    # R^T R of a rotation (the first edition's 04-rotation, whose variants students have)
+    old = Path(__file__).resolve().parent / "golden" / "bank" / "03-transpose-and-products"
+    quiz = tmp_path / "03-transpose-and-products"
+    quiz.mkdir()
+    (quiz / "quiz.yaml").write_text("title: Q\n")
+    (quiz / "04-rotation.yaml").write_text((old / "04-rotation.yaml").read_text())
+    ex = load_bank(tmp_path).exercises["03-transpose-and-products/04-rotation"]
     for seed in range(10):
         result = CliRunner().invoke(
-            main, ["preview", ex.id, "--seed", str(seed), "--bank", str(ROOT)]
+            main, ["preview", ex.id, "--seed", str(seed), "--bank", str(tmp_path)]
         )
         assert result.exit_code == 0
         assert not re.search(r"\de-1\d", result.output), result.output

@@ -58,7 +58,16 @@ def test_expression_solutions_are_math(exercise_id: str) -> None:
             for text in (step.title, step.text):
                 html = render_markdown(text)
                 assert "math-error" not in html and "<code" not in html, (exercise_id, text)
-        for step in variant.solution[:-1]:  # each intermediate step is named by its formula
+        # each computed intermediate step is named by its formula (the author's explanation
+        # steps, which come first, by their own titles)
+        if variant.parts:  # each part's steps likewise, ending with the part's answer
+            for part in variant.parts:
+                for step in part.solution[:-1]:
+                    assert "<math" in render_markdown(step.title), (exercise_id, step.title)
+                assert part.solution[-1].title == "Answer"
+            continue
+        authored = len(BANK.exercises[exercise_id].params.explanation)
+        for step in variant.solution[authored:-1]:
             assert "<math" in render_markdown(step.title), (exercise_id, step.title)
         assert variant.solution[-1].title == "Answer"
 

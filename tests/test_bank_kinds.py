@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,209 @@ def exercise_params() -> list[tuple[str, str, dict]]:
 
 
 CASES = exercise_params()
+
+
+# --- the conceptual kinds (second edition): each right option recomputed here -----------------
+
+
+def option_value(text: str) -> np.ndarray:
+    """The number, vector or matrix an option shows (``$A = \\begin{pmatrix}...$``)."""
+    from quizapp.grading import parse_answer
+
+    body = text.strip().strip("$")
+    body = body.split("=", 1)[1] if "=" in body else body
+    return np.asarray(parse_answer(body.strip()), dtype=float)
+
+
+def one_right(g: Generated) -> str:
+    """The right option's text; every other option names a mistake."""
+    choices = g.answer_form.choices
+    assert g.answer_form.type == "choice" and choices
+    assert set(g.context["choice_mistakes"]) == set(range(len(choices))) - {g.expected}
+    return choices[g.expected]
+
+
+def check_solution_count(g: Generated, params: dict) -> None:
+    (a, b, e), (c, d, f) = g.context["rows"]
+    det = a * d - b * c
+    if det:
+        case = "exactly one solution"
+    elif a * f == c * e and b * f == d * e:
+        case = "infinitely many solutions"
+    else:
+        case = "no solution"
+    assert one_right(g) == case
+
+
+def check_basis(g: Generated, params: dict) -> None:
+    B = np.asarray(g.context["B"], float)
+    det = (
+        B[0, 0] * (B[1, 1] * B[2, 2] - B[1, 2] * B[2, 1])
+        - B[0, 1] * (B[1, 0] * B[2, 2] - B[1, 2] * B[2, 0])
+        + B[0, 2] * (B[1, 0] * B[2, 1] - B[1, 1] * B[2, 0])
+    )
+    right = one_right(g)
+    assert right.startswith("They form a basis of") == (round(det) != 0)
+    assert right.startswith("They do not form a basis: they are linearly") == (round(det) == 0)
+    for i in range(3):  # no vector a multiple of another
+        for j in range(i + 1, 3):
+            assert np.linalg.matrix_rank(B[:, [i, j]]) == 2
+
+
+def _product(expr: str, mats: dict) -> np.ndarray:
+    out = None
+    for name, t in re.findall(r"([ABC])(\^T)?", expr):
+        m = np.asarray(mats[name], float)
+        m = m.T if t else m
+        out = m if out is None else out @ m
+    return out
+
+
+def check_transpose_rule(g: Generated, params: dict) -> None:
+    mats = {k: g.context[k] for k in "ABC" if k in g.context}
+    q = g.context["question"]
+    inner = q[1 : q.index(")")]
+    target = _product(inner, mats).T
+    assert _product(one_right(g).strip("$"), mats) == pytest.approx(target)
+
+
+def check_orthogonal(g: Generated, params: dict) -> None:
+    right = one_right(g)
+    for i, text in enumerate(g.answer_form.choices):
+        A = option_value(text)
+        assert np.allclose(A.T @ A, np.eye(2)) == (text == right), (i, text)
+
+
+def check_statements(g: Generated, params: dict) -> None:
+    truth = {
+        "commute": False,
+        "transpose_same_order": False,
+        "transpose_reversed": True,
+        "associative": True,
+        "ata": False,
+        "zero_product": False,
+        "inverse": True,
+    }[g.context["statement_kind"]]
+    assert one_right(g).startswith("True") == truth
+
+
+def check_dot_scale(g: Generated, params: dict) -> None:
+    shown, d = np.asarray(g.context["shown"], float), g.context["d"]
+    mean_square = sum(v * v for v in shown) / len(shown)
+    targets = {"$1$": 1.0, f"$\\sqrt{{d}} = {math.isqrt(d)}$": math.sqrt(d), f"$d = {d}$": d,
+               f"$d^2 = {d * d}$": d * d}  # fmt: skip
+    nearest = min(targets, key=lambda t: abs(math.log(mean_square) - math.log(targets[t])))
+    assert one_right(g) == nearest
+    assert nearest == ("$1$" if g.context["scaled"] else f"$d = {d}$")
+
+
+def check_temperature(g: Generated, params: dict) -> None:
+    x = np.asarray(g.context["x"], float)
+    factor = {"4x": 4.0, "x": 1.0, "x/4": 0.25}[g.context["target"]]
+    want = loop_softmax_rows((factor * x).reshape(1, -1))[0]
+    assert option_value(one_right(g).replace("\\left", "").replace("\\right", "")) == (
+        pytest.approx(want, abs=0.006)
+    )
+
+
+def check_softmax_statements(g: Generated, params: dict) -> None:
+    x = np.asarray(g.context["x"], float)
+    w = loop_softmax_rows(x.reshape(1, -1))[0]
+    truth = {
+        "shift": True,
+        "scale": False,
+        "order": bool(np.all(np.argsort(x) == np.argsort(w))),
+        "zero": bool(np.any(w == 0)),
+        "sum": True,
+        "no_exp": False,
+    }[g.context["statement_kind"]]
+    assert one_right(g).startswith("True") == truth
+
+
+def check_similarity(g: Generated, params: dict) -> None:
+    q, K = np.asarray(g.context["q"], float), np.asarray(g.context["K"], float)
+    dots = [sum(a * b for a, b in zip(q, k, strict=True)) for k in K]
+    cos = [dots[j] / math.hypot(*q) / math.hypot(*K[j]) for j in range(len(K))]
+    scores = cos if g.context["measure"] == "cosine" else dots
+    assert g.expected == int(np.argmax(scores)) + 1
+    assert int(np.argmax(dots)) != int(np.argmax(cos))
+
+
+def loop_causal(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    n, d = Q.shape
+    W = np.zeros((n, n))
+    for i in range(n):
+        s = [sum(Q[i, t] * K[j, t] for t in range(d)) / math.sqrt(d) for j in range(i + 1)]
+        e = [math.exp(v - max(s)) for v in s]
+        W[i, : i + 1] = [v / sum(e) for v in e]
+    return W
+
+
+def check_causal(g: Generated, params: dict) -> None:
+    Q, K, V = (np.asarray(g.values[k], float) for k in "QKV")
+    W = loop_causal(Q, K)
+    assert g.expected == pytest.approx(W @ V)
+    assert np.asarray(g.expected)[0] == pytest.approx(V[0])  # token 1 sees only itself
+
+
+def check_causal_choice(g: Generated, params: dict) -> None:
+    W = loop_causal(np.asarray(g.context["Q"], float), np.asarray(g.context["K"], float))
+    assert option_value(one_right(g)) == pytest.approx(W, abs=0.006)
+
+
+def check_it(g: Generated, params: dict) -> None:
+    K, q = np.asarray(g.context["K"], float), np.asarray(g.context["q"], float)
+    scores = [sum(a * b for a, b in zip(k, q, strict=True)) for k in K]
+    assert g.expected == int(np.argmax(scores)) + 1
+    labels = g.answer_form.choices
+    assert labels[g.expected - 1] == ("animal" if g.context["ending"] == "tired" else "street")
+
+
+def check_output(g: Generated, params: dict) -> None:
+    V = np.asarray(g.context["V"], float)
+    right = one_right(g)
+    for text in g.answer_form.choices:
+        c = option_value(text)
+        inside = all(V[:, j].min() < c[j] < V[:, j].max() for j in range(V.shape[1]))
+        is_row = any(np.allclose(c, r) for r in V)
+        assert (inside and not is_row) == (text == right), text
+
+
+def check_shapes(g: Generated, params: dict) -> None:
+    c = g.context
+    n, d, h, dk = c["n"], c["d_model"], c["heads"], c["d_k"]
+    shape = {"W_Q": (d, dk), "Q": (n, dk), "scores": (n, n), "head": (n, dk),
+             "concat": (n, h * dk), "W_O": (h * dk, d), "output": (n, d)}[c["part"]]  # fmt: skip
+    assert one_right(g) == f"${shape[0]} \\times {shape[1]}$"
+    assert len(set(g.answer_form.choices)) == len(g.answer_form.choices)
+
+
+def check_parameters(g: Generated, params: dict) -> None:
+    c = g.context
+    d, h, dk = c["d_model"], c["heads"], c["d_k"]
+    per_head = d * dk
+    want = {"one_q": per_head, "all_q": h * per_head, "qkv": 3 * h * per_head,
+            "layer": 3 * h * per_head + (h * dk) * d}[c["ask"]]  # fmt: skip
+    assert float(g.expected) == want and dk * h == d
+
+
+IDEAS = {
+    "solution_count": check_solution_count,
+    "basis_check": check_basis,
+    "transpose_rule": check_transpose_rule,
+    "orthogonal_choice": check_orthogonal,
+    "matrix_statements": check_statements,
+    "dot_product_scale": check_dot_scale,
+    "softmax_temperature": check_temperature,
+    "softmax_statements": check_softmax_statements,
+    "similarity_choice": check_similarity,
+    "causal_attention": check_causal,
+    "causal_choice": check_causal_choice,
+    "it_attends": check_it,
+    "output_candidates": check_output,
+    "attention_shapes": check_shapes,
+    "attention_parameters": check_parameters,
+}
 
 
 def gen(kind: str, params: dict, seed: int) -> Generated:
@@ -142,6 +346,14 @@ def check_well_posed(kind: str, params: dict, g: Generated) -> None:
             assert np.asarray(v["R"]) == pytest.approx(
                 np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]), abs=1e-3
             )
+        elif prop == "rotation_undo":
+            t = math.radians(v["angle"])
+            R = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+            y = np.asarray(v["y"], float)
+            assert e == pytest.approx(np.linalg.solve(R, y))  # the x with Rx = y (as shown)
+            assert e == pytest.approx(np.round(e), abs=1e-3)  # a whole-number vector, rounded y
+            assert v["angle"] != 180 and np.all(np.round(e) != 0)
+            assert set(g.detectors) == {"rotation_not_inverted", "rotation_ignored"}
         elif prop == "product":
             A, B = np.asarray(v["A"], float), np.asarray(v["B"], float)
             assert e == pytest.approx(B.T @ A.T)
@@ -228,6 +440,8 @@ def check_well_posed(kind: str, params: dict, g: Generated) -> None:
         concat = np.hstack(heads)
         want = concat @ WO if params.get("ask", "output") == "output" else concat
         assert e == pytest.approx(want)
+    elif kind in IDEAS:
+        IDEAS[kind](g, params)
     else:  # pragma: no cover - a new kind must get a check here
         raise AssertionError(f"no well-posedness check for kind {kind!r}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from quizapp.bank.loader import load_bank
 
-EXERCISE = "title: E\nkind: softmax\nprompt: Softmax of $z$, to 2 decimal places.\n"
+EXERCISE = "title: E\nkind: softmax\ntolerance: {decdig: 2}\nprompt: Softmax of $z$, to 2 decimal places.\n"
 
 
 def _bank(tmp_path: Path, files: dict[str, str]) -> Path:

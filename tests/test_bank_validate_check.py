@@ -49,8 +49,10 @@ def faulty(monkeypatch: pytest.MonkeyPatch) -> str:
     return _Faulty.name
 
 
-def _exercise(kind: str, fault: str, prompt: str = "Copy ${{ M }}$."):
-    src = f"title: T\nkind: {kind}\nparams: {{fault: {fault}}}\nprompt: '{prompt}'\n"
+def _exercise(
+    kind: str, fault: str, prompt: str = "Copy ${{ M }}$. Give exact values.", extra: str = ""
+):
+    src = f"title: T\nkind: {kind}\nparams: {{fault: {fault}}}\nprompt: '{prompt}'\n{extra}"
     return load_exercise_source(f"q/{fault}", src)
 
 
@@ -83,3 +85,74 @@ def test_latex_that_does_not_convert_is_reported(faulty: str) -> None:
     ex = _exercise(faulty, "none", prompt="Copy $\\frac{1}{$ then ${{ M }}$.")
     _, fails = check_variant(ex, 0)
     assert any("prompt has LaTeX that does not convert" in f.message for f in fails)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "extra", "says"),
+    [
+        ("Copy ${{ M }}$.", "", "states no precision"),
+        ("Copy ${{ M }}$ to 2 decimal places, or to 3 significant figures.", "", "several"),
+        ("Copy ${{ M }}$. Give exact values.", "tolerance: {rtol: 0.01}\n", "1.00% off"),
+        ("Copy ${{ M }}$ to 2 decimal places.", "", "rejects values near 0"),
+        ("Copy ${{ M }}$ to 2 decimal places.", "tolerance: {decdig: 3}\n", "{decdig: 2}"),
+        ("Copy ${{ M }}$ to 3 significant figures.", "tolerance: {decdig: 3}\n", "{sigfig: 3}"),
+    ],
+)
+def test_check_enforces_the_stated_precision(faulty: str, prompt: str, extra: str, says: str):
+    """For every author, not only this repository's bank: a numeric answer's prompt states one
+    precision, and the tolerance agrees with it (issue 16)."""
+    failures = check_exercise(_exercise(faulty, "none", prompt, extra), range(3))
+    assert any(says in f.message for f in failures), [f.message for f in failures]
+
+
+def test_check_grades_the_answer_given_as_the_prompt_says(faulty: str) -> None:
+    # "exact" with a key that is no simple fraction: a student cannot give it as the prompt says.
+    ex = _exercise(faulty, "none", "Copy ${{ M }}$. Give exact values.")
+    v = ex.generate(0)
+    v.expected = v.expected / 7.0001
+    from quizapp.bank.check import _check_stated_precision
+
+    said: list[str] = []
+    _check_stated_precision(v, said.append)
+    assert any("not a fraction" in m for m in said), said
+
+
+def test_a_latex_error_in_rare_seeds_is_still_found(tmp_path) -> None:
+    """Texts are rendered once per skeleton (numbers written 0): a text whose structure
+    differs, here broken LaTeX on some seeds only, is rendered and reported."""
+    from quizapp.bank.check import render_problem
+
+    src = (
+        "title: T\nkind: expression\nvariables:\n  a: {integers: [1, 9]}\nanswer: a\n"
+        "prompt: 'Give $a = {{ a }}${% if a > 7 %} and $\\\\frac{1}{${% endif %}. "
+        "Give exact values.'\n"
+    )
+    ex = load_exercise_source("q/rare", src)
+    failures = check_exercise(ex, range(60))
+    bad = {f.seed for f in failures if "does not convert" in f.message and f.seed is not None}
+    rare = {s for s in range(60) if ex.generate(s).values["a"] > 7}
+    assert rare and bad == set(sorted(rare)[:3])  # reported (the first 3, then counted)
+    assert render_problem("$\\frac{1}{$") is not None
+    assert render_problem("$x = 12$") is None and render_problem("$x = -7.5$") is None
+
+
+def test_check_in_processes_finds_the_same(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from quizapp.cli import main
+
+    quiz = tmp_path / "q"
+    quiz.mkdir()
+    (quiz / "quiz.yaml").write_text("title: Q\n")
+    (quiz / "good.yaml").write_text(
+        "title: G\nkind: expression\nvariables:\n  a: {integers: [1, 9]}\nanswer: 2 * a\n"
+        "prompt: 'Double {{ a }}. Give exact values.'\n"
+    )
+    (quiz / "inv.yaml").write_text(
+        "title: I\nkind: expression\nvariables:\n  A: {matrix: [2, 2], integers: [-1, 1]}\n"
+        "require:\n  - A[0, 0] != 99\nanswer: inv(A)\nprompt: 'Invert ${{ A }}$. Give exact values.'\n"
+    )
+    one = CliRunner().invoke(main, ["check", str(tmp_path), "--seeds", "40"])
+    two = CliRunner().invoke(main, ["check", str(tmp_path), "--seeds", "40", "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 1
+    assert one.stdout == two.stdout and "q/inv seed" in one.stdout

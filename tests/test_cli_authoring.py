@@ -23,7 +23,7 @@ variables:
 require:
   - det(A) != 0
 answer: solve(A, b)
-prompt: "Solve $A x = b$ for $A = {{ A }}$ and $b = {{ b }}$."
+prompt: "Solve $A x = b$ for $A = {{ A }}$ and $b = {{ b }}$, to 4 significant figures."
 hints:
   - "Compute $\\\\det A = {{ A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0] }}$ first."
 """
@@ -195,7 +195,7 @@ def test_preview_shows_prompt_answer_and_solution(bank: Path) -> None:
     assert "Answer form: vector, 2, grid shown" in out
     shown = re.search(r"Expected answer:\n\s+\[ (.*) \]", out)
     assert shown and np.allclose([float(t) for t in shown.group(1).split()], x, rtol=1e-5)
-    assert "Worked solution" in out and "\\mathrm{solve}\\left(A, b\\right)" in out
+    assert "Worked solution" in out and "\\mathrm{solve}\\left(A, b\\right)" in out  # as math
     det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
     assert f"Compute $\\det A = {int(det)}$ first." in out
 

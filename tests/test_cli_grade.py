@@ -175,3 +175,11 @@ def test_exercise_form_without_bank_api_or_folder_exits_2(
     _fake_bank(monkeypatch, {})
     result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(tmp_path / "missing"))
     assert result.exit_code == 2 and "no exercise bank at" in result.output
+
+
+def test_rounding_is_judged_as_typed() -> None:
+    """Issue 16: a student who gave 2 decimals was told to give 2 decimals."""
+    out = run_json("--expected", "2.046", "--answer", "2.00", "--decdig", "2")
+    assert out["status"] == "incorrect" and "rounding" not in out["mistakes"]
+    out = run_json("--expected", "2.046", "--answer", "2.0", "--decdig", "2")
+    assert out["mistakes"] == ["rounding"]

@@ -78,10 +78,10 @@ def test_regrade_command_dry_run_then_real(app) -> None:
     submit(app, "ana", DECK, "2, 5.2", at(1))  # y is 4 % off: wrong at the default rtol of 1 %
     assert stored_submissions(app)[0]["status"] == "partial"
     path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    path.write_text(
-        path.read_text().replace("y: [15, 16]", "y: [15, 17]") + "tolerance: {rtol: 0.05}\n",
-        encoding="utf-8",
-    )
+    # (a tolerance of 5 % must be stated in the prompt: an exact prompt refuses it)
+    text = path.read_text().replace("y: [15, 16]", "y: [15, 17]")
+    text = text.replace("Give exact values.", "Give each value to 2 significant figures.")
+    path.write_text(text + "tolerance: {rtol: 0.05}\n", encoding="utf-8")
     sync(app)
     dry = run("regrade", DECK, "--dry-run")
     assert dry.exit_code == 0

@@ -49,6 +49,8 @@ def test_shared_grading_case(shared_dir: Path, index: int | None) -> None:
         assert verdict.score == pytest.approx(case["score"])
     for code in case.get("mistakes", []):
         assert code in verdict.mistake_codes, verdict.mistakes
+    for code in case.get("no_mistakes", []):
+        assert code not in verdict.mistake_codes, verdict.mistakes
     if case.get("fast"):
         assert elapsed < 1.0
     # Contract: an invalid answer scores 0, never counts as wrong, and has no cells.

@@ -68,13 +68,37 @@ def test_sign_needs_every_wrong_cell_to_be_negated() -> None:
         ("[[-3,-6],[-9,-12]]", "-3"),
         ("[[sqrt(2), 2sqrt(2)], [3sqrt(2), 4sqrt(2)]]", "√2"),
         ("[[1/sqrt(8), 2/sqrt(8)], [3/sqrt(8), 4/sqrt(8)]]", "1/√8"),
-        ("[[1.2345,2.469],[3.7035,4.938]]", "1.234"),
+        ("[[1.5,3],[4.5,6]]", "3/2"),
+        ("[[10,20],[30,40]]", "10"),
     ],
 )
 def test_scale_reports_the_factor(answer: str, factor: str) -> None:
     v = grade(A, answer)
     assert messages(v)["scale"] == f"Every entry is {factor} times the right value."
     assert "sign" not in v.mistake_codes
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[[1.2345,2.469],[3.7035,4.938]]",  # 1.2345: no factor a student applies
+        "[[0.9972,1.9944],[2.9916,3.9888]]",  # rounding noise (issue 16), not a factor
+        "[[3.14159,6.28318],[9.42477,12.56636]]",  # pi
+    ],
+)
+def test_scale_names_only_factors_a_student_could_have_applied(answer: str) -> None:
+    v = grade(A, answer, tolerance=Tolerance(rtol=0, atol=1e-3))
+    assert "scale" not in v.mistake_codes, v.mistakes
+
+
+def test_applied_factors_cover_sqrt_d_and_its_reciprocal() -> None:
+    from quizapp.grading.mistakes import applied_factor
+
+    for d in range(2, 65):
+        assert applied_factor(math.sqrt(d)) == pytest.approx(math.sqrt(d))
+        assert applied_factor(1 / math.sqrt(d)) == pytest.approx(1 / math.sqrt(d))
+    assert applied_factor(0.9972) is None
+    assert applied_factor(-2.01) == -2.0
 
 
 def test_scale_of_a_single_number_only_for_powers_of_ten() -> None:
@@ -252,3 +276,38 @@ def test_format_factor_at_extremes(c: float, text: str) -> None:
 def test_scale_factor_message_at_extremes() -> None:
     assert messages(grade("1", "1e-200"))["scale"].startswith("Your answer is 1e-200 times")
     assert messages(grade("1", "1e300"))["scale"].startswith("Your answer is 1e+300 times")
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "tolerance"),
+    [
+        ("2.046", "2.00", Tolerance("decdig", digits=2)),  # issue 16: two decimals were given
+        ("2.046", "$2.00$", Tolerance("decdig", digits=2)),
+        ("-2.046", "−2.00", Tolerance("decdig", digits=2)),  # Unicode minus
+        ("0.2689", "0.30", Tolerance("decdig", digits=2)),
+        ("[0.2689, 2.046]", "[0.27, 2.00]", Tolerance("decdig", digits=2)),
+        ("[[0.2689], [2.046]]", [["0.27"], ["2.00"]], Tolerance("decdig", digits=2)),
+    ],
+)
+def test_rounding_judges_the_digits_as_typed(expected: str, answer: Any, tolerance: Tolerance):
+    v = grade(expected, answer, tolerance=tolerance)
+    assert v.status in ("incorrect", "partial")
+    assert "rounding" not in v.mistake_codes, v.mistakes
+
+
+def test_rounding_still_named_for_too_few_typed_digits() -> None:
+    v = grade("2.046", "2.0", tolerance=Tolerance("decdig", digits=2))
+    assert messages(v)["rounding"].endswith("give 2 decimal places.")
+    v = grade("[0.2689, 2.046]", [["0.3", "2.0"]], tolerance=Tolerance("decdig", digits=2))
+    assert messages(v)["rounding"].endswith("give 2 decimal places.")
+
+
+@pytest.mark.parametrize(
+    ("text", "digits"),
+    [("2.00", 3), ("0.30", 2), ("100", 1), ("100.", 3), (".50", 2), ("-2.5e3", 2), ("7", 1)],
+)
+def test_typed_significant_digits(text: str, digits: int) -> None:
+    from quizapp.grading.mistakes import typed_significant_digits
+
+    assert typed_significant_digits(text) == digits
+    assert typed_significant_digits("1/7") is None

@@ -249,3 +249,24 @@ def test_attention_weights_are_a_convex_combination(Q, K, V) -> None:
     assert w.sum(axis=1) == pytest.approx(np.ones(2))
     # each output row lies between the smallest and largest value in each column of V
     assert np.all(out >= V.min(axis=0) - 1e-9) and np.all(out <= V.max(axis=0) + 1e-9)
+
+
+def test_causal_attention_masks_the_future_before_the_softmax() -> None:
+    from quizapp.linalg import causal_attention, cosine_similarity
+
+    Q = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    K = np.array([[1.0, 1.0], [2.0, 0.0], [0.0, 1.0]])
+    V = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    out, W = causal_attention(Q, K, V)
+    for i in range(3):
+        s = [float(Q[i] @ K[j]) / math.sqrt(2) for j in range(i + 1)]
+        e = [math.exp(v) for v in s]
+        want = [v / sum(e) for v in e] + [0.0] * (2 - i)
+        assert W[i] == pytest.approx(want)
+    assert out == pytest.approx(W @ V)
+    assert out[0] == pytest.approx(V[0])
+    with pytest.raises(LinalgError):
+        causal_attention(Q[:2], K)
+    assert cosine_similarity([1, 0], [3, 3]) == pytest.approx(1 / math.sqrt(2))
+    with pytest.raises(LinalgError):
+        cosine_similarity([0, 0], [1, 1])

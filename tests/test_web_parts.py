@@ -607,5 +607,7 @@ def test_regrade_of_a_built_in_kind_with_steps_applies_the_new_tolerance_to_its_
     assert [sub.verdict["parts"][n]["status"] for n in "SZO"] == ["correct"] * 3
     with app.app_context():
         stored = services.stored_variant(db.session.get(Variant, sub.variant_id))
-    assert all(p.tolerance.digits == 1 for p in stored.parts)
+    # every part the exercise's new tolerance, but S, whose prompt says exact (graded exactly)
+    assert [p.tolerance.digits for p in stored.parts] == [None, 1, 1, 1]
+    assert "exact" in stored.parts[0].prompt and stored.parts[0].tolerance.atol == 0
     np.testing.assert_allclose(stored.parts[2].expected, W, rtol=1e-12)  # the stored key

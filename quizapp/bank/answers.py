@@ -4,7 +4,8 @@
   with the exercise's tolerance, partial credit and the kind's mistake detectors.
 - ``partial_matrix``: the same with a mask: only the blanks are graded.  The grid the web form
   posts may hold the given cells (typed over or not) or empty strings there: given cells are
-  ignored either way.
+  ignored either way.  Where the rows sum to 1 (attention weights), a blank worked out as 1 minus
+  the rest of its row is graded with follow-through (``_row_sum_follow_through``).
 - ``point_on_line``: any point satisfying the equation(s) within the tolerance is correct (a
   predicate, not a reference value); ``count > 1`` asks for that many DISTINCT points.
 - ``choice``: the option's letter (``b``, ``(b)``, ``B)``) or its 1-based number;
@@ -45,7 +46,7 @@ from quizapp.grading import (
     parse_number,
     read_answer,
 )
-from quizapp.grading.parse import split_cells
+from quizapp.grading.parse import parse_answer_cells, split_cells
 
 Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
 
@@ -129,6 +130,61 @@ def _mask(variant: Variant) -> np.ndarray:
     return np.array([[cell is None for cell in row] for row in given], dtype=bool)
 
 
+def _given_values(variant: Variant, exp: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The given cells as the student sees them (the displayed, rounded text), the blanks NaN."""
+    given = variant.answer_form.given
+    out = np.full(exp.shape, np.nan)
+    for i in range(exp.shape[0]):
+        for j in range(exp.shape[1]):
+            if not mask[i, j]:
+                cell = given[i][j] if given is not None else None
+                out[i, j] = float(cell) if cell is not None else exp[i, j]
+    return out
+
+
+def _row_sum_follow_through(variant: Variant, answer: Answer, mask: np.ndarray) -> Answer:
+    """For weights whose rows sum to 1 (``context["rows_sum_to_one"]``), a blank typed as 1 minus
+    the rest of its row is graded with follow-through: against ``1 - (the row's given cells as
+    displayed) - (the student's other blanks in the row)``, when those other blanks are right.
+
+    So an answer that follows the hint "each row sums to 1" from the given rounded entries is
+    correct (a given 0.33 is what the student works with, not the key's 0.3327).  Returns the
+    answer as a grid with each such blank replaced by the key's exact value, or ``answer``
+    unchanged when the rule does not apply (the answer does not read as a full grid)."""
+    if not variant.context.get("rows_sum_to_one"):
+        return answer
+    exp = np.asarray(variant.expected, dtype=float)
+    probe: Answer = answer
+    if not isinstance(answer, str):
+        if len(answer) != exp.shape[0] or any(len(row) != exp.shape[1] for row in answer):
+            return answer
+        # the given cells of a posted grid may be blank or typed over: they are not the answer
+        probe = [
+            [str(answer[i][j]) if mask[i, j] else "" for j in range(exp.shape[1])]
+            for i in range(exp.shape[0])
+        ]
+    try:
+        values, cells = parse_answer_cells(probe, allow_blank=True)
+    except InvalidAnswer:
+        return answer  # grading it says what is wrong
+    if values.shape != exp.shape or cells.ndim != 2:
+        return answer
+    tol = variant.tolerance
+    right = np.asarray(cells_close(values, exp, tol), dtype=bool) & mask
+    shown = _given_values(variant, exp, mask)
+    rows = [list(r) for r in cells.rows]
+    changed = False
+    for i, j in zip(*np.nonzero(mask & ~right), strict=True):
+        others = [k for k in range(exp.shape[1]) if mask[i, k] and k != j]
+        if not all(right[i, k] for k in others) or not np.isfinite(values[i, j]):
+            continue
+        rest = float(np.sum(shown[i][~mask[i]])) + sum(float(values[i, k]) for k in others)
+        if bool(cells_close(np.array(values[i, j]), np.array(1.0 - rest), tol)):
+            rows[i][j] = repr(float(exp[i, j]))
+            changed = True
+    return rows if changed else answer
+
+
 def _partial_grid(variant: Variant, answer: Answer) -> Answer:
     """The answer to grade for a partly filled matrix: a posted grid of the matrix's shape with
     its given cells replaced by the exact values (given cells are not the student's answer, so the
@@ -151,7 +207,7 @@ def _partial_grid(variant: Variant, answer: Answer) -> Answer:
 def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
     exp = np.asarray(variant.expected, dtype=float)
     mask = _mask(variant)
-    grid = _partial_grid(variant, answer)
+    grid = _partial_grid(variant, _row_sum_follow_through(variant, answer, mask))
     return grade(
         exp,
         grid,

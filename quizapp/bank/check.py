@@ -4,26 +4,38 @@ For each seed: the variant generates; the expected answer (and every worked-solu
 finite and shaped as the answer form says; the ``expression`` kind's
 ``require`` constraints hold; the prompt, hints and worked solution render (template and
 Markdown/LaTeX, with no formula that fails to convert); the expected answer, written as text by
-``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; and no
-mistake detector fires on it.  A multi-part variant is checked part by part (each part's
-expected answer finite and shaped as its form says, graded correct with no mistake named), its
-follow-through expressions give the true values from the true earlier values, and an answer
-carried forward from a wrong earlier part earns the follow-through credit.  Across seeds: the
-variants really vary (not all identical).
+``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; no
+mistake detector fires on it; and a numeric answer's prompt (each part's prompt, for a
+multi-part variant) states one precision that the tolerance agrees with, and the expected answer
+given as the prompt says (rounded, or as exact fractions; :mod:`quizapp.bank.precision`) is
+``correct``.  A multi-part variant is checked part by part (each part's expected answer finite
+and shaped as its form says, graded correct with no mistake named), its follow-through
+expressions give the true values from the true earlier values, and an answer carried forward
+from a wrong earlier part earns the follow-through credit.  Across seeds: the variants really
+vary (not all identical).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
+from quizapp.bank.precision import (
+    NUMERIC_FORMS,
+    NotStatable,
+    answer_as_stated,
+    precision_statements,
+    tolerance_problem,
+)
 from quizapp.bank.schema import ExpressionSpec
 from quizapp.bank.types import Variant
 from quizapp.bank.yamlio import BankError
@@ -35,7 +47,7 @@ REPORT_SAME = 3
 #: (:func:`sample_problems`).  An exercise that fails for a share ``p`` of its seeds passes all of
 #: them with probability ``(1 - p) ** 20``: below 1e-6 for ``p >= 0.5`` (``A ** 1000`` failed for
 #: 21 of 30 students), 0.3 % for ``p = 0.25``, 12 % for ``p = 0.1``.  Rarer failures are for
-#: ``quizapp check --seeds 200`` (CI) to find.  About 1.6 ms per seed (generate + self-grade).
+#: ``quizapp check`` (CI: ``--seeds 6000 --jobs 0``) to find.  About 1.6 ms per seed (generate + self-grade).
 SAMPLE_SEEDS = 20
 #: Checking stops when this many first seeds all fail to generate.
 STOP_AFTER = 5
@@ -60,6 +72,37 @@ class CheckFailure:
         if self.file is not None and self.line is not None:
             where = f"{self.file}:{self.line}:{self.column or 1}: {where}"
         return f"{where}: {self.message}"
+
+
+#: A number as the kinds write it: digits with an optional sign and decimals, or a LaTeX
+#: fraction of two integers (``\frac{-3}{4}``, ``-\tfrac{1}{2}``), which renders like one.
+_NUMBER = re.compile(r"-?\\t?frac\{-?[0-9]+\}\{[0-9]+\}|-?[0-9]+(?:\.[0-9]+)?")
+#: Skeletons (every number written 0) of texts that rendered without a problem.  A
+#: process-wide set, bounded by :data:`MAX_SKELETONS`.
+_RENDERED_OK: set[str] = set()
+MAX_SKELETONS = 200_000
+
+
+def render_problem(text: str) -> str | None:
+    """What is wrong with rendering ``text`` (Markdown with ``$...$`` LaTeX), or None.
+
+    Texts that differ only in their numbers render alike (no Markdown or LaTeX construct
+    depends on which number is written, on its sign, or on whether it is written as a fraction
+    of two integers), so a text whose *skeleton*, every number written 0, rendered fine before
+    is not rendered again: over many seeds the numbers change, the structure rarely does.  Any
+    other text is rendered in full."""
+    skeleton = _NUMBER.sub("0", text)
+    if skeleton in _RENDERED_OK:
+        return None
+    try:
+        html = render_markdown(text)
+    except Exception as exc:  # render_markdown must never raise; report it if it does
+        return f"failed to render: {exc}"
+    if "math-error" in html:
+        return "has LaTeX that does not convert to MathML"
+    if len(_RENDERED_OK) < MAX_SKELETONS:
+        _RENDERED_OK.add(skeleton)
+    return None
 
 
 def _grading() -> tuple[Callable[..., Any], Callable[[Variant], str]] | None:
@@ -132,13 +175,10 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         texts.append((f"part {p.name}'s prompt", p.prompt))
         texts += [(f"part {p.name}'s hint {i + 1}", h) for i, h in enumerate(p.hints)]
     for label, text in texts:
-        try:
-            html = render_markdown(text)
-        except Exception as exc:  # render_markdown must never raise; report it if it does
-            fail(f"{label} failed to render: {exc}")
-            continue
-        if "math-error" in html:
-            fail(f"{label} has LaTeX that does not convert to MathML")
+        problem = render_problem(text)
+        if problem:
+            fail(f"{label} {problem}")
+    _check_stated_precision(v, fail)
     grading = _grading()
     if grading is not None:
         grade_answer, expected_answer_text = grading
@@ -172,6 +212,61 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
             if v.parts and verdict.status == "correct":
                 fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
     return v, fails
+
+
+def _check_stated_precision(v: Variant, fail: Callable[[str], None]) -> None:
+    """A numeric answer's prompt states one precision, the tolerance agrees with it, and the
+    expected answer given as the prompt says (rounded, or as exact fractions) grades correct.
+    A multi-part variant is checked part by part: each part's prompt states its precision (the
+    exercise's prompt, when the part's states none) for the part's tolerance."""
+    if not v.parts:
+        _check_precision_of(v, v.prompt, "", fail)
+        return
+    from quizapp.bank.parts import part_variant
+
+    for p in v.parts:
+        prompt = p.prompt if precision_statements(p.prompt) else v.prompt
+        _check_precision_of(part_variant(v, p), prompt, f"part {p.name}: ", fail)
+
+
+def _check_precision_of(v: Variant, prompt: str, label: str, fail: Callable[[str], None]) -> None:
+    """:func:`_check_stated_precision` of one answer (a variant, or one part's), its precision
+    read from ``prompt``; each failure prefixed with ``label``."""
+    form = v.answer_form
+    if form.type not in NUMERIC_FORMS or not _finite(v.expected):
+        return  # a key that is not finite is reported on its own
+    found = precision_statements(prompt)
+    if len(found) != 1:
+        fail(
+            label
+            + (
+                "the prompt states no precision for its numeric answer: say 'Give exact "
+                "values.', 'to N decimal places' or 'to N significant figures'"
+                if not found
+                else "the prompt states several precisions ("
+                + " and ".join(sorted(p.phrase() for p in found))
+                + "): state one"
+            )
+        )
+        return
+    precision = found.pop()
+    problem = tolerance_problem(precision, v.tolerance)
+    if problem:
+        fail(label + problem)
+    grading = _grading()
+    if grading is None:
+        return
+    try:
+        text = answer_as_stated(v.expected, form.type, form.count, precision)
+    except NotStatable as exc:
+        fail(label + str(exc))
+        return
+    verdict = grading[0](v, text)
+    if verdict.status != "correct":
+        fail(
+            f"{label}the expected answer given as the prompt says ({precision.phrase()}), "
+            f"{text!r}, is graded {verdict.status}: {verdict.message}"
+        )
 
 
 def _check_parts(v: Variant) -> list[str]:
@@ -308,6 +403,63 @@ def check_exercise(
     return failures
 
 
+# --- several processes ----------------------------------------------------------------------
+
+#: The exercises a worker process checks: set by :func:`_start_worker` (or inherited on fork).
+_WORKER_EXERCISES: dict[str, Exercise] = {}
+
+
+def _start_worker(root: str, exercise_ids: list[str]) -> None:
+    """Initialise a worker process: load the exercises (a forked worker has them already)."""
+    if all(eid in _WORKER_EXERCISES for eid in exercise_ids):
+        return
+    from quizapp.bank.loader import load_bank, load_exercise_file
+
+    path = Path(root)
+    if path.is_file():
+        exercise, _ = load_exercise_file(path)
+        found = {exercise.id: exercise} if exercise is not None else {}
+    else:
+        found = load_bank(path).exercises
+    _WORKER_EXERCISES.update(found)
+
+
+def _check_in_worker(exercise_id: str, n_seeds: int) -> tuple[str, list[CheckFailure]]:
+    return exercise_id, check_exercise(_WORKER_EXERCISES[exercise_id], range(n_seeds))
+
+
+def check_in_processes(
+    root: Path,
+    exercises: list[Exercise],
+    n_seeds: int,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[CheckFailure]:
+    """:func:`check_exercise` of every exercise on seeds ``0..n_seeds-1``, in ``jobs`` worker
+    processes (one exercise per task, so every cross-seed check sees all its seeds).  ``root``
+    is the bank (folder or file) the exercises were loaded from: a worker started afresh loads
+    it again.  Returns the failures in the order of ``exercises``, as one process would;
+    ``progress(n_seeds)`` is called as each exercise is done."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ids = [ex.id for ex in exercises]
+    _WORKER_EXERCISES.update({ex.id: ex for ex in exercises})
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    results: dict[str, list[CheckFailure]] = {}
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_start_worker, initargs=(str(root), ids)
+    ) as pool:
+        futures = [pool.submit(_check_in_worker, eid, n_seeds) for eid in ids]
+        for future in as_completed(futures):
+            eid, failures = future.result()
+            results[eid] = failures
+            if progress:
+                progress(n_seeds)
+    return [f for eid in ids for f in results[eid]]
+
+
 def sample_problems(exercise: Exercise, seeds: int = SAMPLE_SEEDS) -> list[BankError]:
     """What would show a student a broken variant, over seeds ``0 .. seeds-1`` of ``exercise``.
 
@@ -355,6 +507,7 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
         return BankError(path, err.line, err.column, err.message)
     except Exception as exc:  # noqa: BLE001 - a kind's bug is the exercise's problem here
         return _located(exercise, path, seed, f"cannot generate a variant: {exc}")
+    # A multi-part variant's expected answer is a mapping of part names: each part is checked.
     answers = [(f"part {p.name}: ", p.expected, p.answer_form) for p in v.parts or ()]
     for where, expected, form in answers or [("", v.expected, v.answer_form)]:
         problem = _answer_problem(expected, form)

@@ -1,7 +1,8 @@
 """The course's concepts: canonical ids that exercises list under ``concepts:``.
 
 One entry per concept of the seed deck ("Some math behind large language models", M. Irvine,
-2024) as listed in issue 3, in course order.  The bank must cover every one with at least one
+2024) as listed in issue 3, and the ideas the course's second edition added (issue 16), in
+course order.  Each has a line in the course map, ``docs/course.md``.  The bank must cover every one with at least one
 exercise (``tests/test_bank_coverage.py``); the instructor's statistics group results by them.
 """
 
@@ -38,10 +39,23 @@ _ALL = [
         "common solution.",
     ),
     Concept(
+        "solution_count",
+        "One, none or infinitely many solutions",
+        "Two equations in two unknowns have one solution when det A ≠ 0; when det A = 0 the "
+        "lines are parallel (no solution) or the same line (infinitely many).",
+    ),
+    Concept(
         "system_as_matrix_equation",
         "Writing a system as Ax = y",
         "Collect the coefficients of a linear system into a matrix A and the right-hand sides into "
         "a vector y.",
+    ),
+    Concept(
+        "basis_test",
+        "Is it a basis?",
+        "n vectors form a basis of R^n when none is a combination of the others: the matrix "
+        "with them as columns has det ≠ 0; fewer vectors cannot span, more cannot be "
+        "independent.",
     ),
     Concept(
         "coordinates_in_basis",
@@ -76,6 +90,12 @@ _ALL = [
         "Rows become columns; (A^T)^T = A, (AB)^T = B^T A^T and A^T A = I for a rotation.",
     ),
     Concept(
+        "transpose_of_product",
+        "The transpose of a product",
+        "(AB)^T = B^T A^T: the order reverses, and A^T B^T often does not even have the right "
+        "shape.",
+    ),
+    Concept(
         "composition_associativity",
         "Composition and associativity",
         "Applying T then S is the matrix ST; (AB)C = A(BC), so products can be grouped freely.",
@@ -91,6 +111,12 @@ _ALL = [
         "A non-singular A has an inverse with A^{-1} A = I, which undoes the map.",
     ),
     Concept(
+        "transpose_vs_inverse",
+        "Transpose versus inverse",
+        "A^T undoes A only when A^T A = I (a rotation or reflection): R^T(Rx) = x, but for "
+        "most A, A^T(Ax) ≠ x.",
+    ),
+    Concept(
         "retrieval_scores",
         "Retrieval scores QK^T",
         "Row i, column j of QK^T scores how well query i (e.g. “dog”) matches keyword j (e.g. "
@@ -101,6 +127,12 @@ _ALL = [
         "Scaling by √d",
         "Dividing the scores by the square root of the key dimension d keeps them from growing "
         "with d.",
+    ),
+    Concept(
+        "dot_product_variance",
+        "Why √d: the variance of a dot product",
+        "For q and k with independent entries of mean 0 and variance 1, q·k has variance d: "
+        "its typical size grows like √d, and dividing by √d brings it back to 1.",
     ),
     Concept(
         "softmax_vector",
@@ -119,9 +151,51 @@ _ALL = [
         "maximum).",
     ),
     Concept(
+        "softmax_temperature",
+        "Temperature and saturation",
+        "softmax(cx) for a large c is nearly one-hot (saturated), for a small c nearly uniform: "
+        "the scale of the scores decides how sharply attention picks.",
+    ),
+    Concept(
+        "softmax_properties",
+        "Properties of softmax",
+        "Softmax weights are positive, sum to 1, keep the order of the scores and do not change "
+        "when a constant is added; scaling the scores does change them.",
+    ),
+    Concept(
+        "token_embeddings",
+        "Embeddings as rows of a matrix",
+        "Each token is a row of an embedding matrix E; the dot products EE^T compare every pair "
+        "of tokens, the same row-times-column products that give QK^T.",
+    ),
+    Concept(
+        "embedding_lookup",
+        "An embedding lookup",
+        "A one-hot row vector times the embedding matrix E picks out one row of E: the token's "
+        "embedding.",
+    ),
+    Concept(
+        "cosine_similarity",
+        "Dot product versus cosine similarity",
+        "The dot product grows with the vectors' lengths; the cosine q·k / (|q||k|) compares "
+        "only their directions, so the two can rank keys differently.",
+    ),
+    Concept(
         "attention",
         "Scaled dot-product attention",
         "softmax(QK^T / √d) V: each output row is a weighted average of the rows of V.",
+    ),
+    Concept(
+        "attention_weighted_average",
+        "Outputs are weighted averages of values",
+        "Each output row is a weighted average of the rows of V with positive weights summing "
+        "to 1, so every entry lies between that column's smallest and largest value.",
+    ),
+    Concept(
+        "causal_mask",
+        "The causal mask",
+        "In a decoder a token may not attend to later tokens: their scores are set to -∞ "
+        "before the softmax, so each row's weights over the earlier tokens still sum to 1.",
     ),
     Concept(
         "self_attention",
@@ -134,16 +208,22 @@ _ALL = [
         "Read a row of the attention weights to see which token a token attends to most.",
     ),
     Concept(
-        "token_embeddings",
-        "Embeddings as rows of a matrix",
-        "Each token is a row of an embedding matrix E; the dot products EE^T compare every pair "
-        "of tokens, the same row-times-column products that give QK^T.",
+        "attention_in_a_sentence",
+        "What “it” attends to",
+        "In “The animal didn't cross the street because it was too tired” the query of “it” "
+        "matches the key of “animal” best: attention resolves what a word refers to.",
     ),
     Concept(
         "multi_head_attention",
         "Multi-head attention",
         "Split the projections into heads, attend per head, concatenate the heads and multiply by "
         "W_O.",
+    ),
+    Concept(
+        "attention_shapes",
+        "Shapes and parameter counts",
+        "With n tokens, d_model, h heads and d_k = d_model / h: Q, K, V are n × d_k per head, "
+        "W_Q, W_K, W_V are d_model × d_k per head, and W_O maps h·d_v back to d_model.",
     ),
     Concept(
         "attention_fill",

@@ -14,8 +14,9 @@ Codes: the value mistakes of ``_mistakes.MISTAKES`` (``missing_scale``, ``scale_
 ``missing_output_projection``, ``heads_swapped``, ``single_head``, ``softmax_no_exp``, ``wrong_order``,
 ``elementwise_product``, ``missing_determinant``, ``inverse_sign``, ``basis_as_rows``,
 ``standard_coordinates``, ``images_as_rows``, ``basis_ignored``, ``inverted_division``,
-``moved_without_sign``, ``linearity_scalars``) and two predicates: ``rows_dont_sum_to_one`` and
-``swapped_unknowns``.
+``moved_without_sign``, ``linearity_scalars``, ...), two predicates (``rows_dont_sum_to_one`` and
+``swapped_unknowns``) and ``authored``, which names the mistakes an expression exercise's author
+wrote in its YAML.
 """
 
 from __future__ import annotations
@@ -102,6 +103,20 @@ def _value_detector(code: str) -> Detector:
 
 for _code in sorted({code for _, code in MISTAKES}):
     _register(_code)(_value_detector(_code))
+
+
+@_register("authored")
+def authored_mistakes(
+    answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
+) -> Mistake | None:
+    """The named mistakes an ``expression`` exercise's author wrote (``mistakes:`` in the YAML):
+    ``context["authored_mistakes"]`` holds ``(code, value, message)`` per mistake, computed when
+    the variant was drawn.  Names the first whose value the answer equals (within tolerance),
+    with the author's code and message."""
+    for code, value, message in context.get("authored_mistakes") or ():
+        if matches(answer, value, context):
+            return Mistake(str(code), str(message))
+    return None
 
 
 @_register("rows_dont_sum_to_one")

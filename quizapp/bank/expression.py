@@ -527,6 +527,11 @@ def _literal(node: ast.AST) -> float | None:
 # --- evaluation ------------------------------------------------------------------------------
 
 
+#: ``ast.unparse`` of a node of a compiled (and cached) tree, for messages and trace steps:
+#: the same nodes are evaluated on every draw, so each is written out once.
+_unparse = lru_cache(maxsize=8192)(ast.unparse)
+
+
 def _check_size(n: int) -> None:
     if n > MAX_ELEMENTS:
         raise ExpressionError(f"the result would have {n} elements (at most {MAX_ELEMENTS})")
@@ -571,11 +576,11 @@ class _Evaluator:
         if (
             self.trace is not None
             and isinstance(node, (ast.BinOp, ast.Call, ast.Attribute))
-            and not (self.trace and self.trace[-1].text == ast.unparse(node))
+            and not (self.trace and self.trace[-1].text == _unparse(node))
             # constant parts such as sqrt(2) are not steps worth showing
             and any(isinstance(n, ast.Name) and n.id in self.vars for n in ast.walk(node))
         ):
-            self.trace.append(Step(ast.unparse(node), value))
+            self.trace.append(Step(_unparse(node), value))
         return value
 
     def _eval(self, node: ast.AST) -> Any:
@@ -603,7 +608,7 @@ class _Evaluator:
         if isinstance(node, ast.UnaryOp):
             v = self.run(node.operand)
             if isinstance(node.op, ast.Not):
-                return not _truth(v, f"the operand of 'not' ({ast.unparse(node.operand)})")
+                return not _truth(v, f"the operand of 'not' ({_unparse(node.operand)})")
             return -_arr(v) if isinstance(node.op, ast.USub) else +_arr(v)
         if isinstance(node, ast.BinOp):
             return self._binop(node)
@@ -612,7 +617,7 @@ class _Evaluator:
             result: Any = None
             for part in node.values:
                 result = self.run(part)
-                t = _truth(result, f"'{ast.unparse(part)}'")
+                t = _truth(result, f"'{_unparse(part)}'")
                 if is_and and not t:
                     return False
                 if not is_and and t:
@@ -624,13 +629,13 @@ class _Evaluator:
             for op, comp in zip(node.ops, node.comparators, strict=True):
                 right = self.run(comp)
                 a, b = _arr(left), _arr(right)
-                _broadcast(a, b, ast.unparse(node))
+                _broadcast(a, b, _unparse(node))
                 r = _CMPOPS[type(op)](a, b)
                 result = r if result is None else np.logical_and(result, r)
                 left = right
             return result
         if isinstance(node, ast.IfExp):
-            cond = _truth(self.run(node.test), f"the condition '{ast.unparse(node.test)}'")
+            cond = _truth(self.run(node.test), f"the condition '{_unparse(node.test)}'")
             return self.run(node.body if cond else node.orelse)
         if isinstance(node, ast.Subscript):
             base = np.asarray(self.run(node.value))
@@ -638,7 +643,7 @@ class _Evaluator:
             try:
                 return base[index]
             except IndexError as exc:
-                raise ExpressionError(f"{ast.unparse(node)}: {exc}") from None
+                raise ExpressionError(f"{_unparse(node)}: {exc}") from None
         if isinstance(node, ast.Call):
             assert isinstance(node.func, ast.Name)
             spec = FUNCTIONS[node.func.id]
@@ -646,7 +651,7 @@ class _Evaluator:
             kwargs = {kw.arg: self.run(kw.value) for kw in node.keywords if kw.arg}
             value = spec.fn(*args, **kwargs)
             if self.trace is not None and node.func.id in _EXPLAIN:
-                names = [ast.unparse(a) for a in node.args]
+                names = [_unparse(a) for a in node.args]
                 self.trace.extend(_EXPLAIN[node.func.id](names, args))
             return value
         raise ExpressionError(f"{type(node).__name__} is not allowed")  # unreachable after check
@@ -664,7 +669,7 @@ class _Evaluator:
     def _int(self, node: ast.AST) -> int:
         v = np.asarray(self.run(node))
         if v.size != 1 or not float(v.reshape(())).is_integer():
-            raise ExpressionError(f"an index must be an integer, got {ast.unparse(node)!r}")
+            raise ExpressionError(f"an index must be an integer, got {_unparse(node)!r}")
         return int(v.reshape(()))
 
     def _binop(self, node: ast.BinOp) -> Any:
@@ -672,7 +677,7 @@ class _Evaluator:
         right = self.run(node.right)
         a, b = _arr(left), _arr(right)
         op = type(node.op)
-        where = ast.unparse(node)
+        where = _unparse(node)
         if op is ast.MatMult:
             if a.ndim == 0 or b.ndim == 0:
                 raise ExpressionError(f"{where}: @ needs vectors or matrices, not numbers")

@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from quizapp.bank.precision import default_tolerance
 from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
 from quizapp.bank.types import Kind, KindParams, Part, Variant
 from quizapp.bank.validate import check_exercise
 from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 from quizapp.coursetime import parse_zone
+from quizapp.grading.types import Tolerance
 
 QUIZ_FILE = "quiz.yaml"
 #: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
@@ -128,8 +130,8 @@ class Exercise:
 
     def _finish_parts(self, parts: list[Part], values: dict[str, Any], seed: int) -> list[Part]:
         """A kind's parts as the variant stores them: prompts and hints rendered (for parts
-        written in the YAML: they are templates), and each part's tolerance (default: the
-        exercise's), follow-through credit (default: the exercise's) and points (a share of the
+        written in the YAML: they are templates), and each part's tolerance (:meth:`_part_tolerance`),
+        follow-through credit (default: the exercise's) and points (a share of the
         exercise's, :func:`quizapp.bank.parts.share_points`) filled in."""
         if not parts:
             return []
@@ -158,7 +160,7 @@ class Exercise:
                     part,
                     prompt=prompt,
                     hints=hints,
-                    tolerance=part.tolerance or self.spec.tolerance_value(),
+                    tolerance=self._part_tolerance(part.tolerance, prompt),
                     points=share,
                     follow_through_credit=self.spec.follow_through_value()
                     if part.follow_through_credit is None
@@ -238,9 +240,21 @@ class Exercise:
             [replace(p, prompt="", hints=[]) for p in parts], stored.values, stored.seed
         )
         return [
-            replace(p, prompt=shown[p.name].prompt, hints=list(shown[p.name].hints))
-            for p in finished
+            replace(
+                p,
+                prompt=shown[p.name].prompt,
+                hints=list(shown[p.name].hints),
+                tolerance=self._part_tolerance(part.tolerance, shown[p.name].prompt),
+            )
+            for part, p in zip(parts, finished, strict=True)
         ]
+
+    def _part_tolerance(self, written: Tolerance | None, prompt: str) -> Tolerance:
+        """A part's tolerance: its own ``tolerance:``, else exact
+        (:data:`quizapp.bank.precision.EXACT_TOLERANCE`) when the part's prompt says exact, else
+        the exercise's (:meth:`ExerciseSpec.tolerance_value`): the rule of a whole exercise, with
+        the part's prompt the more specific statement."""
+        return written or default_tolerance(prompt) or self.spec.tolerance_value()
 
     def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
         """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:
@@ -313,13 +327,13 @@ class Bank:
 
 
 def _parse_exercise(
-    exercise_id: str, source: str, file: str
+    exercise_id: str, source: str, file: str, *, authoring: bool = True
 ) -> tuple[Exercise | None, list[BankError]]:
     try:
         data, located = parse_yaml(source, file)
     except BankError as err:
         return None, [err]
-    checked, errors = check_exercise(data, located, file)
+    checked, errors = check_exercise(data, located, file, authoring=authoring)
     if checked is None:
         return None, errors
     quiz_id = exercise_id.split("/", 1)[0] if "/" in exercise_id else ""
@@ -340,7 +354,9 @@ def _parse_exercise(
 
 @lru_cache(maxsize=1024)
 def _cached_source(exercise_id: str, digest: str, source: str) -> Exercise:
-    exercise, errors = _parse_exercise(exercise_id, source, exercise_id)
+    # A stored text is loaded as it was accepted: the authoring rules added since (which would
+    # refuse a file being synced) must not make its variants unreadable.
+    exercise, errors = _parse_exercise(exercise_id, source, exercise_id, authoring=False)
     if exercise is None:
         first = errors[0]
         first.errors = errors

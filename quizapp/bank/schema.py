@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from quizapp.bank.precision import Precision, default_tolerance
 from quizapp.bank.types import KindParams
 from quizapp.bank.yamlio import BankError, Located
 from quizapp.grading.types import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
@@ -262,15 +263,68 @@ class PartSpec(_Strict):
         return v
 
 
+class MistakeSpec(_Strict):
+    """One named mistake of an ``expression`` exercise: its ``code`` (counted for the
+    instructor), the ``answer`` expression the mistake produces, and the ``message`` shown to a
+    student whose answer equals it (plain text; ``{{ name }}`` placeholders of variables)."""
+
+    code: str = Field(min_length=1, max_length=60)
+    answer: str
+    message: str = Field(min_length=1, max_length=500)
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+            raise ValueError(f"a mistake code is lowercase letters, digits and _, got {v!r}")
+        return v
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class ExplanationSpec(_Strict):
+    """One step of explanation an ``expression`` exercise's author adds to the worked solution:
+    a plain-text ``title`` and a Markdown ``text`` (placeholders of variables and derived
+    values allowed)."""
+
+    title: str = Field(min_length=1, max_length=120)
+    text: str = Field(min_length=1, max_length=MAX_HINT_CHARS)
+
+
 class ExpressionSpec(KindParams):
     """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind): one
-    ``answer``, or ``parts`` (each with its own answer; see :class:`PartSpec`)."""
+    ``answer``, or ``parts`` (each with its own answer; see :class:`PartSpec`).
+
+    ``mistakes``: named mistakes, each with the answer expression it produces; every variant is
+    redrawn until each one differs from the right answer (like a failed ``require``), and an
+    answer equal to one is told its message.  ``derived``: named expressions computed from each
+    draw (in order; usable in ``require``, ``answer``, ``parts``, ``mistakes`` and every
+    template, drawing nothing).  ``explanation``: steps the author writes at the head of the
+    worked solution.  ``precision`` is not written in the YAML: the loader sets it from the
+    prompt's stated precision, so the worked solution shows values as the prompt asks for
+    them."""
 
     variables: dict[str, VariableSpec] = Field(default_factory=dict)
     require: list[str] = Field(default_factory=list)
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    mistakes: list[MistakeSpec] = Field(default_factory=list, max_length=MAX_HINTS)
+    derived: dict[str, str] = Field(default_factory=dict)
+    explanation: list[ExplanationSpec] = Field(default_factory=list, max_length=MAX_HINTS)
+    precision: Precision | None = None
     parts: list[PartSpec] = Field(default_factory=list)
+
+    @field_validator("mistakes")
+    @classmethod
+    def _unique_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
+        codes = [m.code for m in v]
+        twice = sorted({c for c in codes if codes.count(c) > 1})
+        if twice:
+            raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
+        return v
 
     @model_validator(mode="after")
     def _answer_or_parts(self) -> ExpressionSpec:
@@ -278,6 +332,15 @@ class ExpressionSpec(KindParams):
             raise ValueError("give either answer: or parts:, not both")
         if self.answer is None and not self.parts:
             raise ValueError("kind expression needs an 'answer:' expression (or parts:)")
+        if self.parts and self.mistakes:
+            raise ValueError(
+                "mistakes: name the mistakes of one answer; with parts:, give a part detectors:"
+            )
+        if self.parts and self.explanation:
+            raise ValueError(
+                "explanation: heads the worked solution of one answer; with parts:, explain in "
+                "each part's prompt or hints"
+            )
         return self
 
     @field_validator("answer", mode="before")
@@ -310,6 +373,9 @@ class ExerciseSpec(_Strict):
     require: list[str] | None = None
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    mistakes: list[MistakeSpec] | None = Field(default=None, max_length=MAX_HINTS)
+    derived: dict[str, str] | None = None
+    explanation: list[ExplanationSpec] | None = Field(default=None, max_length=MAX_HINTS)
     parts: list[PartSpec] | None = None
     follow_through_credit: float | None = Field(default=None, ge=0, le=1)
 
@@ -361,8 +427,12 @@ class ExerciseSpec(_Strict):
         return 1.0 if self.follow_through_credit is None else float(self.follow_through_credit)
 
     def tolerance_value(self) -> Tolerance:
-        """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""
-        return self.tolerance.to_tolerance() if self.tolerance else Tolerance()
+        """The grading tolerance: the ``tolerance:`` written, else exact (``rtol = atol = 0``)
+        when the prompt says exact (``quizapp.bank.precision.default_tolerance``), else
+        PrairieLearn's default relabs ``rtol=1e-2``, ``atol=1e-8``."""
+        if self.tolerance:
+            return self.tolerance.to_tolerance()
+        return default_tolerance(self.prompt) or Tolerance()
 
 
 def _wall_time(v: Any) -> Any:

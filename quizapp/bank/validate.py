@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from quizapp.bank.expression import FUNCTIONS, ExpressionError, compile_expression
 from quizapp.bank.kinds import all_kinds
+from quizapp.bank.precision import precision_statements, stated_precision, tolerance_problem
 from quizapp.bank.schema import (
     NAME_RE,
     ExerciseSpec,
@@ -28,7 +29,16 @@ from quizapp.bank.template import TemplateError, placeholder_line, placeholders,
 from quizapp.bank.types import Generated, Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
-EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form", "parts")
+EXPRESSION_FIELDS = (
+    "variables",
+    "require",
+    "answer",
+    "answer_form",
+    "mistakes",
+    "derived",
+    "explanation",
+    "parts",
+)
 #: Seeds every exercise must generate (and render) at validation time (and so at every load,
 #: which is why it is one seed; ``quizapp check`` samples many).
 VALIDATE_SEEDS = (0,)
@@ -48,10 +58,14 @@ def _at(file: str, mark: Mark, message: str) -> BankError:
 
 
 def check_exercise(
-    data: Any, located: Located, file: str
+    data: Any, located: Located, file: str, *, authoring: bool = True
 ) -> tuple[Checked | None, list[BankError]]:
     """Check one exercise file's parsed YAML.  Returns the checked parts (``None`` if there was
-    any problem) and the list of problems."""
+    any problem) and the list of problems.
+
+    ``authoring`` (a file being written or synced) adds the rules that a text already stored in
+    the database must not be refused for once its variants exist: the prompt's stated precision
+    and the tolerance agree (:mod:`quizapp.bank.precision`)."""
     errors: list[BankError] = []
     if not isinstance(data, dict):
         what = type(data).__name__ if data is not None else "nothing"
@@ -119,6 +133,8 @@ def check_exercise(
             )
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
+    if authoring and spec is not None:
+        errors.extend(_check_precision(spec, located, file))
     # Seed 0 is generated once: the placeholder check and the generation check share it (the
     # kinds are pure functions of params and seed, so a second draw would be the same variant).
     generated: dict[int, Generated] = {}
@@ -168,6 +184,25 @@ def _check_expression(
             )
         )
         ok = False
+    if "parts" in data and "mistakes" in data:
+        errors.append(
+            _at(
+                file,
+                located.keys["mistakes"],
+                "mistakes: name the mistakes of one answer; with parts:, give a part detectors:",
+            )
+        )
+        ok = False
+    if "parts" in data and "explanation" in data:
+        errors.append(
+            _at(
+                file,
+                located.keys["explanation"],
+                "explanation: heads the worked solution of one answer; with parts:, explain in "
+                "each part's prompt or hints",
+            )
+        )
+        ok = False
     raw_vars = data.get("variables")
     var_names = [n for n in raw_vars if isinstance(n, str)] if isinstance(raw_vars, dict) else []
     var_loc = located.children.get("variables")
@@ -203,6 +238,27 @@ def _check_expression(
                 ok = False
         defined.append(name)
     names = set(var_names)
+    raw_derived = data.get("derived")
+    derived_loc = located.children.get("derived")
+    derived_exprs: list[tuple[str, Any, Mark, set[str]]] = []
+    if isinstance(raw_derived, dict):
+        for name, text in raw_derived.items():
+            mark = derived_loc.keys.get(name, located.start) if derived_loc else located.start
+            if not isinstance(name, str) or not NAME_RE.match(name) or name.startswith("_"):
+                errors.append(_at(file, mark, f"derived: {name!r} is not a valid name"))
+                ok = False
+                continue
+            if name in names or name in FUNCTIONS or name in ("pi", "e"):
+                errors.append(
+                    _at(
+                        file, mark, f"derived: {name!r} is already a variable, function or constant"
+                    )
+                )
+                ok = False
+                continue
+            value_mark = derived_loc.values.get(name, mark) if derived_loc else mark
+            derived_exprs.append((f"derived.{name}", text, value_mark, set(names)))
+            names.add(name)
     exprs: list[tuple[str, Any, Mark]] = []
     if "answer" in data:
         exprs.append(("answer", data["answer"], located.values["answer"]))
@@ -218,10 +274,23 @@ def _check_expression(
                 else located.values["require"]
             )
             exprs.append(("require", text, mark))
+    raw_mistakes = data.get("mistakes")
+    mistakes_loc = located.children.get("mistakes")
+    if isinstance(raw_mistakes, list):
+        for i, item in enumerate(raw_mistakes):
+            here = mistakes_loc.children.get(i) if mistakes_loc else None
+            if isinstance(item, dict) and "answer" in item:
+                mark = (
+                    here.values.get("answer", located.start) if here else located.keys["mistakes"]
+                )
+                exprs.append((f"mistakes[{i + 1}].answer", item["answer"], mark))
     part_exprs, part_names = _part_expressions(data, located)
-    exprs += part_exprs
+    # each expression with the names it may use: a derived value the variables and earlier
+    # derived values; a part's answer those and the parts in its scope
+    scoped = [(label, text, mark, names) for label, text, mark in exprs] + derived_exprs
+    scoped += [(label, text, mark, names | set(scope)) for label, text, mark, scope in part_exprs]
     reads: dict[str, set[str]] = {}
-    for label, text, mark, *scope in exprs:
+    for label, text, mark, allowed in scoped:
         if (
             isinstance(text, (int, float))
             and not isinstance(text, bool)
@@ -237,14 +306,16 @@ def _check_expression(
             ok = False
             continue
         reads[label] = set(compiled.names)
-        known = names | set(scope[0] if scope else ())
         if isinstance(raw_vars, dict) or raw_vars is None:
-            for u in sorted(compiled.names - known):
-                best = suggest(u, sorted(known | set(FUNCTIONS)))
+            for u in sorted(compiled.names - allowed):
+                later = " (a derived value may use only the variables and earlier ones)"
+                best = suggest(u, sorted(allowed | set(FUNCTIONS)))
                 hint = (
-                    f": did you mean {best!r}?"
+                    later
+                    if u in names
+                    else f": did you mean {best!r}?"
                     if best
-                    else f" (variables: {', '.join(sorted(names)) or 'none'})"
+                    else f" (variables: {', '.join(sorted(allowed)) or 'none'})"
                 )
                 errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
                 ok = False
@@ -253,6 +324,9 @@ def _check_expression(
         errors.extend(part_errors)
         ok = ok and not part_errors
     fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
+    if isinstance(data.get("prompt"), str):
+        # not a YAML field: the worked solution writes values as the prompt asks for them
+        fields["precision"] = stated_precision(data["prompt"])
     try:
         spec = ExpressionSpec.model_validate(fields)
     except ValidationError:
@@ -420,6 +494,22 @@ def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[Ba
     return out
 
 
+def _check_precision(spec: ExerciseSpec, located: Located, file: str) -> list[BankError]:
+    """The precision the prompt states and the tolerance agree (rules in
+    :mod:`quizapp.bank.precision`), reported at ``tolerance:`` (or at the prompt when the
+    tolerance is the default).  A prompt that states its precision through a placeholder is
+    checked on every seed by ``quizapp check``."""
+    found = precision_statements(spec.prompt)
+    if not found:
+        return []
+    mark = located.keys.get("tolerance") or located.values.get("prompt", located.start)
+    if len(found) > 1:
+        phrases = " and ".join(sorted(p.phrase() for p in found))
+        return [_at(file, mark, f"prompt: it states several precisions ({phrases}): state one")]
+    problem = tolerance_problem(found.pop(), spec.tolerance_value())
+    return [_at(file, mark, f"tolerance: {problem}")] if problem else []
+
+
 def _check_templates(
     data: dict[str, Any],
     kind: Kind | None,
@@ -449,7 +539,9 @@ def _check_templates(
         raw_vars = data.get("variables")
         if raw_vars is not None and not isinstance(raw_vars, dict):
             return errors
+        raw_derived = data.get("derived")
         known = {str(k) for k in (raw_vars or {})}
+        known |= {str(k) for k in raw_derived} if isinstance(raw_derived, dict) else set()
     else:
         if params is None or not generate_ok:
             return errors
@@ -549,6 +641,22 @@ def template_texts(
                 texts.append(
                     (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
                 )
+    explanation_loc = located.children.get("explanation")
+    if isinstance(data.get("explanation"), list) and explanation_loc is not None:
+        for i, item in enumerate(data["explanation"]):
+            here = explanation_loc.children.get(i)
+            if isinstance(item, dict) and isinstance(item.get("text"), str) and here:
+                mark = here.values.get("text", here.start)
+                style = here.styles.get("text")
+                texts.append((f"explanation[{i + 1}].text", item["text"], mark, style))
+    mistakes_loc = located.children.get("mistakes")
+    if isinstance(data.get("mistakes"), list) and mistakes_loc is not None:
+        for i, item in enumerate(data["mistakes"]):
+            here = mistakes_loc.children.get(i)
+            if isinstance(item, dict) and isinstance(item.get("message"), str) and here:
+                mark = here.values.get("message", here.start)
+                style = here.styles.get("message")
+                texts.append((f"mistakes[{i + 1}].message", item["message"], mark, style))
     for i, item, here in _part_items(data, located):
         if isinstance(item.get("prompt"), str) and "prompt" in here.values:
             texts.append(

@@ -5,6 +5,8 @@ Pure: they read YAML files and never touch the database or the application.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
 from pathlib import Path
@@ -109,14 +111,18 @@ def validate(path: Path, n_seeds: int) -> None:
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 @click.option("--seeds", "n_seeds", default=50, show_default=True, type=click.IntRange(1, 100_000),
               help="Seeds (0..N-1) to sample per exercise.")  # fmt: skip
-def check(path: Path, n_seeds: int) -> None:
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(0, 64),
+              help="Processes to check in (0: one per CPU).")  # fmt: skip
+def check(path: Path, n_seeds: int, jobs: int) -> None:
     """Sample N seeds of every exercise under PATH and prove each variant is well-posed.
 
     Per seed: it generates, its expected answer is finite, its constraints hold, its prompt
-    renders, its expected answer graded against itself is correct with no mistake detected.
-    Across seeds: the variants vary.  Failures print the exercise id and seed; exit 1 on any.
+    renders, its expected answer graded against itself is correct with no mistake detected,
+    and its prompt states a precision the tolerance agrees with.  Across seeds: the variants
+    vary.  Failures print the exercise id and seed; exit 1 on any.  --jobs checks the
+    exercises in several processes (the same checks, the same output).
     """
-    from quizapp.bank.check import check_exercise, grading_available
+    from quizapp.bank.check import check_exercise, check_in_processes, grading_available
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
@@ -126,13 +132,18 @@ def check(path: Path, n_seeds: int) -> None:
     exercises = sorted(bank.exercises.values(), key=lambda e: e.id)
     failures = []
     total = len(exercises) * n_seeds
-    if total > PROGRESS_THRESHOLD:
-        with click.progressbar(length=total, label="Checking", file=sys.stderr) as bar:
+    jobs = min(jobs or os.cpu_count() or 1, max(len(exercises), 1))
+    with (
+        click.progressbar(length=total, label="Checking", file=sys.stderr)
+        if total > PROGRESS_THRESHOLD
+        else contextlib.nullcontext()
+    ) as bar:
+        update = bar.update if bar is not None else None
+        if jobs > 1:
+            failures = check_in_processes(path, exercises, n_seeds, jobs, progress=update)
+        else:
             for ex in exercises:
-                failures.extend(check_exercise(ex, range(n_seeds), progress=bar.update))
-    else:
-        for ex in exercises:
-            failures.extend(check_exercise(ex, range(n_seeds)))
+                failures.extend(check_exercise(ex, range(n_seeds), progress=update))
     for failure in failures:
         click.echo(str(failure))
     if not grading_available():

@@ -15,7 +15,9 @@ from quizapp.grading.parse import (
     InvalidAnswer,
     bracketed_list,
     parse_answer,
+    parse_answer_cells,
     parse_number,
+    typed_text,
 )
 from quizapp.grading.types import Tolerance, Verdict
 
@@ -93,6 +95,17 @@ def read_answer(
     Raises :class:`InvalidAnswer` (message for the student, the cell where it can) for anything
     :func:`grade` calls invalid: unreadable text, a blank cell, nesting too deep.
     """
+    ans, aligned, _ = _read_typed(answer, shape, mask)
+    return ans, aligned
+
+
+def _read_typed(
+    answer: str | Sequence[Sequence[str]],
+    shape: tuple[int, ...],
+    mask: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray | None, list[list[str]]]:
+    """:func:`read_answer`, also returning each cell's text as typed (rows of strings), for the
+    detectors that judge what was typed (the digits of ``2.00``, which the float has lost)."""
     graded = None if mask is None else np.asarray(mask, dtype=bool)
     allow_blank = graded is not None and not graded.all()
     try:
@@ -103,19 +116,21 @@ def read_answer(
             and not _is_list(answer)
         ):
             ans = np.asarray(parse_number(answer), dtype=float)
+            typed = [[typed_text(answer)]]
         else:
-            ans = parse_answer(answer, allow_blank=allow_blank)
+            ans, cells = parse_answer_cells(answer, allow_blank=allow_blank)
+            typed = cells.rows
     except RecursionError:  # defence in depth: the parser bounds nesting well below this
         raise InvalidAnswer("The answer is nested too deeply.") from None
     aligned = align_shape(ans, shape)
     if aligned is None:
         if np.isnan(ans).any():
             raise _blank_error(ans, np.ones(ans.shape, dtype=bool))
-        return ans, None
+        return ans, None, typed
     # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
     if allow_blank and graded is not None and (np.isnan(aligned) & graded).any():
         raise _blank_error(aligned, graded)
-    return ans, aligned
+    return ans, aligned, typed
 
 
 def grade(
@@ -168,7 +183,7 @@ def grade(
     allow_blank = graded is not None and not graded.all()
 
     try:
-        ans, aligned = read_answer(answer, exp.shape, mask=graded)
+        ans, aligned, typed = _read_typed(answer, exp.shape, graded)
     except InvalidAnswer as exc:
         cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
         return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
@@ -180,7 +195,8 @@ def grade(
         )
         if _decimal_comma_fits(answer, exp.shape):
             message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
-        mistakes = run_detectors(ans, exp, _detector_context(context, tolerance, graded), detectors)
+        ctx = _detector_context(context, tolerance, graded, _typed(typed, ans.shape))
+        mistakes = run_detectors(ans, exp, ctx, detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
 
     values = aligned.ravel().tolist()
@@ -196,7 +212,8 @@ def grade(
     if right == total:
         return Verdict("correct", 1.0, "Correct.", cells, [], parsed)
 
-    mistakes = run_detectors(aligned, exp, _detector_context(context, tolerance, graded), detectors)
+    ctx = _detector_context(context, tolerance, graded, _typed(typed, aligned.shape))
+    mistakes = run_detectors(aligned, exp, ctx, detectors)
     if graded is None:
         graded = np.ones(exp.shape, dtype=bool)
     if _is_transposed(aligned, exp, graded, tolerance):
@@ -217,14 +234,29 @@ def grade(
 
 
 def _detector_context(
-    context: Mapping[str, Any] | None, tolerance: Tolerance, graded: np.ndarray | None
+    context: Mapping[str, Any] | None,
+    tolerance: Tolerance,
+    graded: np.ndarray | None,
+    typed: np.ndarray | None,
 ) -> dict[str, Any]:
-    """The detectors' context: the caller's, plus ``tolerance`` and ``mask`` unless it has them
-    (built only for a wrong answer: a correct one runs no detector)."""
+    """The detectors' context: the caller's, plus ``tolerance``, ``mask`` and ``typed`` unless it
+    has them (built only for a wrong answer: a correct one runs no detector)."""
     ctx: dict[str, Any] = dict(context or {})
     ctx.setdefault("tolerance", tolerance)
     ctx.setdefault("mask", graded)
+    ctx.setdefault("typed", typed)
     return ctx
+
+
+def _typed(rows: list[list[str]], shape: tuple[int, ...]) -> np.ndarray | None:
+    """The cells' text as an object array of ``shape`` (the parsed answer's, in the same C order
+    as :func:`align_shape`'s reshape), or None if the counts differ."""
+    flat = [cell for row in rows for cell in row]
+    if len(flat) != int(np.prod(shape, dtype=int)):
+        return None
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(shape)
 
 
 def _rows(flat: list[Any], shape: tuple[int, ...]) -> list[list[Any]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
@@ -226,16 +227,52 @@ def detect_sign(
     return Mistake("sign", f"{_list_cells(cells)} {verb} the wrong sign.")
 
 
+def _applied_factors() -> list[float]:
+    """The factors a student could have applied to a whole answer, sorted: whole numbers 2..12
+    and their reciprocals (doubled, halved, divided by d), powers of ten 10**-6..10**6 (a
+    slipped decimal point, a percentage), square roots of 2..100 and their reciprocals (√d
+    instead of d, or √d forgotten or applied twice), the simple fractions 2/3, 3/2, 3/4, 4/3, and
+    the negatives of all of these (with a sign mistake on top)."""
+    out: set[float] = set()
+    for k in range(2, 13):
+        out |= {float(k), 1.0 / k}
+    for k in range(-6, 7):
+        if k:
+            out.add(10.0**k)
+    for k in range(2, 101):
+        if math.isqrt(k) ** 2 != k:
+            out |= {math.sqrt(k), 1.0 / math.sqrt(k)}
+    out |= {2 / 3, 3 / 2, 3 / 4, 4 / 3}
+    return sorted(out | {-f for f in out})
+
+
+#: See :func:`_applied_factors`.
+APPLIED_FACTORS: tuple[float, ...] = tuple(_applied_factors())
+
+
+def applied_factor(c: float) -> float | None:
+    """The factor of :data:`APPLIED_FACTORS` nearest to ``c`` (relatively), or None when none is
+    within 2 %: ``0.9972`` is rounding noise, not a factor anyone applied."""
+    if not math.isfinite(c) or c == 0:
+        return None
+    best = min(APPLIED_FACTORS, key=lambda f: abs(c / f - 1.0))
+    return best if abs(c / best - 1.0) <= 0.02 else None
+
+
 @register_detector("scale")
 def detect_scale(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
 ) -> Mistake | None:
-    """The answer is the expected value times one constant ``c`` (not 0, 1 or -1); reports ``c``.
+    """The answer is the expected value times one factor ``c`` a student could have applied
+    (:data:`APPLIED_FACTORS`: 2, 1/2, √d, 1/√d, d, 10, ..., and their negatives; not 1 or -1, the
+    sign detector's); reports ``c``.
 
-    ``c`` is the least-squares factor ``sum(a*e) / sum(e*e)`` over graded cells, accepted when
-    ``c * expected`` is within tolerance of every graded cell.  At least two nonzero expected cells
-    are needed (one number is always *some* multiple of another); for a single number only a power
-    of ten is reported (a slipped decimal point or a percentage).
+    ``c`` is the least-squares factor ``sum(a*e) / sum(e*e)`` over graded cells, taken to the
+    nearest applied factor, and accepted when that factor times ``expected`` is within tolerance
+    of every graded cell.  So rounding noise (every entry 0.9972 times the right value) is never
+    reported as a factor.  At least two nonzero expected cells are needed (one number is always
+    *some* multiple of another); for a single number only a power of ten is reported (a slipped
+    decimal point or a percentage).
     """
     if not _same_shape(answer, expected):
         return None
@@ -256,13 +293,19 @@ def detect_scale(
         c = float(np.dot(an, en)) / float(np.dot(en, en))
         if not math.isfinite(c) or c == 0 or math.isclose(abs(c), 1.0, rel_tol=1e-6):
             return None
+        if nonzero < 2:
+            k = round(math.log10(abs(c)))
+            if c < 0 or k == 0 or not math.isclose(c, 10.0**k, rel_tol=1e-6):
+                return None
+        else:
+            factor = applied_factor(c)
+            if factor is None:
+                return None
+            c = factor
         scaled = c * e
         if not np.isfinite(scaled).all() or not cells_close(a, scaled, _tolerance(context)).all():
             return None
     if nonzero < 2:
-        k = round(math.log10(abs(c)))
-        if c < 0 or k == 0 or not math.isclose(c, 10.0**k, rel_tol=1e-6):
-            return None
         return Mistake(
             "scale",
             f"Your answer is {format_factor(c)} times the right value: check the decimal point "
@@ -303,14 +346,41 @@ def _digits_needed(e: float, tol: Tolerance) -> int:
     return 18
 
 
-def _is_rounded(a: float, e: float, need: int) -> bool:
-    """``a`` has fewer significant digits than ``need`` and is ``e`` rounded to one such count
-    (half up or half to even: both conventions are taught), e.g. 0.3 for 0.2689."""
+#: A number as typed in plain decimal notation: sign, digits with an optional point, exponent.
+_PLAIN_TYPED = re.compile(r"[+-]?(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:[eE][+-]?\d+)?")
+
+
+def typed_significant_digits(text: str) -> int | None:
+    """How many significant digits ``text`` shows as typed, or None when it is not a plain
+    decimal number (``1/7``, ``sqrt(2)``).  Trailing zeros after a decimal point count (``2.00``
+    has 3, ``0.30`` has 2); those of a whole number do not (``100`` has 1, as the shortest form
+    says: it may have been rounded to the hundreds)."""
+    m = _PLAIN_TYPED.fullmatch(text.strip())
+    if m is None:
+        return None
+    whole, frac, only_frac = m.group(1) or "", m.group(2), m.group(3)
+    if only_frac is not None:
+        whole, frac = "", only_frac
+    if frac is None:  # a whole number: its trailing zeros may be rounding
+        digits = whole.lstrip("0").rstrip("0")
+        return max(len(digits), 1)
+    digits = (whole + frac).lstrip("0")
+    return max(len(digits), 1) if digits else max(len(frac), 1)
+
+
+def _is_rounded(a: float, e: float, need: int, typed: str | None = None) -> bool:
+    """``a`` shows fewer significant digits than ``need`` and is ``e`` rounded to one such count
+    (half up or half to even: both conventions are taught), e.g. 0.3 for 0.2689.  The digits
+    are counted as typed when ``typed`` is a plain decimal number (``2.00`` shows 3 digits, though
+    the float 2.0 has 1), else from ``a``'s shortest form."""
     if a == 0 or e == 0 or not math.isfinite(a):
         return False
+    shown = typed_significant_digits(typed) if isinstance(typed, str) else None
+    if shown is None:
+        shown = significant_digits(a)
     return any(
         round_significant(e, k, mode) == a
-        for k in range(significant_digits(a), need)
+        for k in range(shown, need)
         for mode in (ROUND_HALF_UP, ROUND_HALF_EVEN)
     )
 
@@ -321,8 +391,9 @@ def detect_rounding(
 ) -> Mistake | None:
     """Every wrong cell is its expected value rounded to too few significant digits.
 
-    A wrong cell ``a`` counts only when ``a`` (its shortest decimal form, as typed) has *fewer*
-    significant digits than needed and rounding ``e`` to ``a``'s digit count (or to any count
+    A wrong cell ``a`` counts only when ``a`` *as typed* (``context["typed"]``, set by
+    :func:`quizapp.grading.grade`: ``2.00`` shows 3 digits; without it, ``a``'s shortest decimal
+    form) has *fewer* significant digits than needed and rounding ``e`` to ``a``'s digit count (or to any count
     below what is needed, for trailing zeros: ``100`` for ``100.4``) gives ``a`` exactly.  An
     answer with more digits than needed (``1.00000000001`` for ``1`` at zero tolerance) is wrong,
     never "rounded".  "Needed" is the fewest significant digits to which ``e`` rounds to an
@@ -333,10 +404,16 @@ def detect_rounding(
     wrong = _wrong(answer, expected, context)
     if wrong is None:
         return None
+    typed = context.get("typed")
+    texts = (
+        typed[wrong].tolist()
+        if isinstance(typed, np.ndarray) and typed.shape == answer.shape
+        else [None] * int(wrong.sum())
+    )
     need = 1
-    for a, e in zip(answer[wrong], expected[wrong], strict=True):
+    for a, e, t in zip(answer[wrong], expected[wrong], texts, strict=True):
         k = _digits_needed(float(e), tol)
-        if not _is_rounded(float(a), float(e), k):
+        if not _is_rounded(float(a), float(e), k, t):
             return None
         need = max(need, k)
     if tol.mode == "sigfig":

@@ -677,6 +677,16 @@ def parse_number(text: str) -> float:
     return _Parser(norm, text).parse()
 
 
+def typed_text(text: str) -> str:
+    """One number's text as the parser reads it (Markdown, LaTeX and Unicode look-alikes mapped
+    to the ASCII grammar: ``$−2.00$`` -> ``-2.00``), for judging what was typed; the text itself
+    when it cannot be read (the caller has parsed it already)."""
+    try:
+        return _normalize(_from_latex(_strip_markdown(text.strip()))).strip()
+    except (InvalidAnswer, LatexError):
+        return text.strip()
+
+
 # --------------------------------------------------------------------------- structure
 
 
@@ -1174,13 +1184,19 @@ def parse_answer(
 
     Raises :class:`InvalidAnswer` with a message naming the cell where it can.
     """
+    return parse_answer_cells(answer, allow_blank=allow_blank)[0]
+
+
+def parse_answer_cells(
+    answer: str | bytes | Sequence[Sequence[str]], *, allow_blank: bool = False
+) -> tuple[np.ndarray, Cells]:
+    """:func:`parse_answer`, also returning the :class:`Cells` as split (each cell's text as
+    typed, after normalization), so that a grader can judge what was typed (e.g. the digits of
+    ``2.00``, which the float ``2.0`` has lost).  Same errors as :func:`parse_answer`."""
     if isinstance(answer, bytes):
         try:
             answer = answer.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidAnswer("The answer is not valid UTF-8 text.") from None
-    if isinstance(answer, str):
-        cells = split_cells(answer)
-    else:
-        cells = _grid_cells(answer)
-    return evaluate_cells(cells, allow_blank=allow_blank)
+    cells = split_cells(answer) if isinstance(answer, str) else _grid_cells(answer)
+    return evaluate_cells(cells, allow_blank=allow_blank), cells

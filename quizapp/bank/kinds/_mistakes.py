@@ -165,6 +165,44 @@ def _softmax_no_exp(ctx: Ctx) -> np.ndarray | None:
     return x / total
 
 
+def _causal(ctx: Ctx, *, scale: bool = True, mask: str = "before") -> np.ndarray:
+    """Causal attention weights (or, for ``ask: output``, the output ``weights @ V``) with the
+    switches of its mistakes: ``scale=False`` forgets the ``1/sqrt(d)``; ``mask`` is ``before``
+    (right: -inf before the softmax), ``after`` (the full softmax, then the future set to 0,
+    rows not renormalised), ``none`` or ``transposed`` (the past hidden instead of the
+    future)."""
+    q, k = _f(ctx["Q"]), _f(ctx["K"])
+    s = q @ k.T / (np.sqrt(k.shape[1]) if scale else 1.0)
+    n = s.shape[0]
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    if mask == "none":
+        w = linalg.softmax(s)
+    elif mask == "after":
+        w = np.where(future, 0.0, linalg.softmax(s))
+    else:
+        hidden = future.T if mask == "transposed" else future
+        kept = np.where(hidden, -np.inf, s)
+        e = np.where(hidden, 0.0, np.exp(kept - kept.max(axis=1, keepdims=True)))
+        w = e / e.sum(axis=1, keepdims=True)
+    return w @ _f(ctx["V"]) if ctx.get("ask") == "output" else w
+
+
+def _parameters(ctx: Ctx, mistake: str) -> np.ndarray | None:
+    """Parameter counts of a multi-head layer (no biases) as the mistakes count them."""
+    d, h, dk = int(ctx["d_model"]), int(ctx["heads"]), int(ctx["d_k"])
+    ask = ctx["ask"]
+    one_qkv, all_qkv, w_o = d * dk, d * dk * h, h * dk * d  # one head's W_Q; all heads'; W_O
+    if mistake == "one_head_only":
+        value = {"all_q": one_qkv, "qkv": 3 * one_qkv, "layer": 3 * one_qkv + w_o}.get(ask)
+        return None if value is None else np.asarray(value, dtype=float)
+    if mistake == "forgot_w_o":
+        return np.asarray(3 * all_qkv, dtype=float) if ask == "layer" else None
+    if mistake == "d_model_per_head":  # each head's W_Q taken as d_model x d_model
+        value = {"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d}.get(ask)
+        return None if value is None else np.asarray(value, dtype=float)
+    return None
+
+
 def _product_wrong_order(ctx: Ctx) -> np.ndarray | None:
     A, B, op = _f(ctx["A"]), _f(ctx["B"]), ctx["op"]
     try:
@@ -282,6 +320,15 @@ MISTAKES: dict[tuple[str, str], Callable[[Ctx], np.ndarray | None]] = {
     ("equation", "moved_without_sign"): _equation_moved,
     ("matrix_form", "moved_without_sign"): _matrix_form_moved,
     ("linearity", "linearity_scalars"): _linearity_scalars,
+    ("causal", "no_mask"): lambda c: _causal(c, mask="none"),
+    ("causal", "mask_after_softmax"): lambda c: _causal(c, mask="after"),
+    ("causal", "mask_transposed"): lambda c: _causal(c, mask="transposed"),
+    ("causal", "missing_scale"): lambda c: _causal(c, scale=False),
+    ("parameters", "one_head_only"): lambda c: _parameters(c, "one_head_only"),
+    ("parameters", "forgot_w_o"): lambda c: _parameters(c, "forgot_w_o"),
+    ("parameters", "d_model_per_head"): lambda c: _parameters(c, "d_model_per_head"),
+    ("rotation", "rotation_not_inverted"): lambda c: _f(c["R"]) @ _f(c["y"]),
+    ("rotation", "rotation_ignored"): lambda c: _f(c["y"]),
 }
 
 
@@ -402,6 +449,40 @@ MESSAGES: dict[tuple[str, str], Callable[[Ctx], str]] = {
     ),
     ("linearity", "linearity_scalars"): lambda c: (
         "You added T(u) and T(v) but forgot the scalars: T(au + bv) = aT(u) + bT(v)."
+    ),
+    ("causal", "no_mask"): lambda c: (
+        "You left out the mask: a token may not attend to the tokens after it, so their scores "
+        "are -∞ before the softmax and their weights 0."
+    ),
+    ("causal", "mask_after_softmax"): lambda c: (
+        "You set the future weights to 0 after the softmax, so your rows no longer sum to 1. "
+        "The mask comes first: -∞ for the later tokens, then the softmax over the rest."
+    ),
+    ("causal", "mask_transposed"): lambda c: (
+        "You hid the earlier tokens instead of the later ones: token i may attend to tokens "
+        "1 to i (on and below the diagonal)."
+    ),
+    ("causal", "missing_scale"): lambda c: (
+        f"You forgot to divide the scores by {_sqrt_d(c)} before the mask and the softmax."
+    ),
+    ("parameters", "one_head_only"): lambda c: (
+        f"You counted one head's matrices only; each of the {c['heads']} heads has its own "
+        f"W_Q, W_K and W_V of {c['d_model']} × {c['d_k']}."
+    ),
+    ("parameters", "forgot_w_o"): lambda c: (
+        "You left out W_O, which maps the concatenated heads back to d_model: another "
+        f"{c['heads'] * c['d_k']} × {c['d_model']} parameters."
+    ),
+    ("parameters", "d_model_per_head"): lambda c: (
+        f"Each head projects to d_k = {c['d_k']} dimensions, not to d_model = {c['d_model']}: "
+        f"its W_Q is {c['d_model']} × {c['d_k']}."
+    ),
+    ("rotation", "rotation_not_inverted"): lambda c: (
+        "You applied R to y, which rotates it once more; to undo R apply its inverse, "
+        "R⁻¹ = Rᵀ (the rotation by the opposite angle)."
+    ),
+    ("rotation", "rotation_ignored"): lambda c: (
+        "That is y itself. Rᵀ R = I says that Rᵀ undoes R: x = Rᵀ y, which is not y."
     ),
 }
 

@@ -498,11 +498,14 @@ class SelfAttention(Kind):
         out, W = linalg.self_attention(X, WQ, WK, WV)
         expected = out if p.ask == "output" else W
         Q, K, V = ctx["Q"], ctx["K"], ctx["V"]
+        # The weights need no V (and the prompt of such an exercise gives no W_V).
+        projected = f"$Q = XW_Q = {latex_matrix(Q)}$, $K = XW_K = {latex_matrix(K)}$" + (
+            f", $V = XW_V = {latex_matrix(V)}$." if p.ask == "output" else "."
+        )
         steps = [
             SolutionStep(
                 "Project the embeddings",
-                f"$Q = XW_Q = {latex_matrix(Q)}$, $K = XW_K = {latex_matrix(K)}$, "
-                f"$V = XW_V = {latex_matrix(V)}$.",
+                projected,
                 value=clean(Q),
                 row_labels=toks,
             ),
@@ -652,6 +655,10 @@ class MultiHeadAttention(Kind):
         #: means all of them with 2 or more heads (draw revision 2, see ``params_at``); ``[]``
         #: guards none (what revision 1 did).
         guard: list[GuardCode] = Field(default_factory=list)
+        #: Redraw until ``W_O`` has full rank and no zero column, so that every output column
+        #: depends on the heads (a zero column is 0 for any attention; rank 1 makes the columns
+        #: multiples of each other).  False (the default) keeps the older exercises' draws.
+        w_o_full_rank: bool = False
         #: Ask for each head's output, their concatenation (and the product with W_O) as parts,
         #: graded with follow-through (``_steps.multi_head_parts``); the draw is the same.
         steps: bool = False
@@ -698,6 +705,10 @@ class MultiHeadAttention(Kind):
             wv = [WV[:, i * p.d_v : (i + 1) * p.d_v] for i in range(h)]
             if constant_column(X @ WV):
                 return None  # that head's output column would be right for any weights
+            if p.w_o_full_rank and (
+                np.linalg.matrix_rank(WO) < min(WO.shape) or np.any(np.all(WO == 0, axis=0))
+            ):
+                return None
             out, heads, weights = linalg.multi_head_attention(X, wq, wk, wv, WO)
             if any(not not_saturated(w, p.decimals) for w in weights):
                 return None
@@ -872,7 +883,9 @@ class AttentionFill(Kind):
         mask, codes = draw(rng, pick_mask, "blanks where forgetting the scale shows")
         given = given_grid(expected, mask, p.decimals)
         shown = " \\\\ ".join(" & ".join("?" if c is None else c for c in row) for row in given)
-        ctx = {**ctx, "mask": mask}
+        # Rows of weights sum to 1: a blank worked out from that is graded with follow-through
+        # (quizapp.bank.answers), against the given cells as shown.
+        ctx = {**ctx, "mask": mask, "rows_sum_to_one": p.target == "weights"}
         steps = attention_steps(Q, K, V, p.target, None, None, p.decimals)
         steps.append(
             SolutionStep(

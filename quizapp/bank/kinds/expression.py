@@ -14,11 +14,14 @@ Variables are drawn in the order written (``quizapp.bank.schema.VariableSpec``);
 repeated until every ``require`` holds, at most ``MAX_TRIES`` times (then ``RequireNeverHeld``);
 ``answer`` is evaluated by the safe evaluator of ``quizapp.bank.expression``.  The worked solution
 lists the expression's intermediate results (each operation and call, innermost first), each
-shown as math (``quizapp.bank.expression.expression_latex``), not as code.
+shown as math (``quizapp.bank.expression.expression_latex``), not as code, with its value written
+as the prompt asks (``quizapp.bank.formula``); ``explanation`` steps come first.  ``derived``
+values are computed from each draw; ``mistakes`` are drawn apart from the answer and named by
+the ``authored`` detector (``quizapp.bank.detectors``).
 
 With ``parts:`` instead of ``answer:`` the exercise asks for several answers in order, each
-part's ``answer`` an expression over the variables and the earlier parts' values (its
-follow-through expression; see ``quizapp/bank/parts.py``).
+part's ``answer`` an expression over the variables (and derived values) and the earlier parts'
+values (its follow-through expression; see ``quizapp/bank/parts.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ from quizapp.bank.expression import (
     expression_latex,
     truth,
 )
+from quizapp.bank.formula import latex_value, relation, rounded
 from quizapp.bank.kinds import register_kind
+from quizapp.bank.kinds._util import distinct
+from quizapp.bank.precision import Precision, stated_precision
 from quizapp.bank.schema import (
     MAX_VARIABLE_CELLS,
     MAX_VARIABLE_DIM,
@@ -44,7 +50,7 @@ from quizapp.bank.schema import (
     PartSpec,
     VariableSpec,
 )
-from quizapp.bank.template import format_number
+from quizapp.bank.template import TemplateError, render
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, Part, SolutionStep
 
 #: Draws tried before a ``require`` that never holds is reported (a bound, never a hang).
@@ -157,8 +163,95 @@ def answer_form_for(expected: Any, spec: ExpressionSpec | PartSpec) -> AnswerFor
     )
 
 
-def _is_number(value: Any) -> bool:
-    return np.asarray(value).ndim == 0
+def _plain(value: Any) -> Any:
+    """A derived value as the variables are: a float for a number, else a float array."""
+    arr = np.asarray(value)
+    if arr.dtype.kind == "b":
+        return bool(arr) if arr.ndim == 0 else arr
+    arr = arr.astype(float)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def _tell_apart(answer: Compiled, mistakes: list[Compiled], values: dict[str, Any]) -> int | None:
+    """The index of the first named mistake whose value is not clearly different from the
+    answer's (``distinct``: what every tolerance tells apart), or None."""
+    try:
+        right = evaluate(answer, values)
+    except Exception as exc:  # noqa: BLE001 - reported at the answer's line
+        raise _blame(_generation_error(exc), "answer") from exc
+    for i, m in enumerate(mistakes):
+        try:
+            wrong = np.asarray(evaluate(m, values), dtype=float)
+        except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
+            raise _blame(_generation_error(exc), "mistakes", i) from exc
+        if not distinct(right, wrong):
+            return i
+    return None
+
+
+def _derive(params: ExpressionSpec, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the ``derived`` values (re)computed from the variables, in order."""
+    out = {k: v for k, v in values.items() if k in params.variables}
+    for name, text in params.derived.items():
+        try:
+            out[name] = _plain(evaluate(compile_expression(text), out))
+        except Exception as exc:  # noqa: BLE001 - reported at the derived value's line
+            raise _blame(_generation_error(exc), "derived", name) from exc
+    return out
+
+
+def solution_steps(
+    trace: list[Step],
+    answer: Compiled,
+    expected: Any,
+    form: AnswerForm,
+    precision: Precision | None,
+) -> list[SolutionStep]:
+    """The computed part of an expression's worked solution: each intermediate result
+    (innermost first, at most ``MAX_STEPS``, the last ones), named by its formula and written
+    with its value, then the answer.  Values as the prompt asks (``quizapp.bank.formula``):
+    exact prompts as integers and fractions, "N decimal places" with N places for the answer and
+    N + 2 on the way."""
+    steps: list[SolutionStep] = []
+    seen: set[str] = set()
+    for step in trace:
+        if step.text in seen or step.text == answer.text:
+            continue
+        seen.add(step.text)
+        formula = expression_latex(step.text)
+        note = f" ({step.note})" if step.note else ""
+        steps.append(
+            SolutionStep(
+                title=f"${formula}$",
+                text=f"${formula} {relation(step.value, precision)} "
+                f"{latex_value(step.value, precision)}${note}.",
+                value=rounded(step.value, precision, final=False),
+                heatmap=step.heatmap,
+            )
+        )
+    steps = steps[-MAX_STEPS:]
+    steps.append(
+        SolutionStep(
+            title="Answer",
+            text=f"${expression_latex(answer.text)} {relation(expected, precision, final=True)} "
+            f"{latex_value(expected, precision, final=True)}$.",
+            value=rounded(expected, precision, final=True),
+            row_labels=form.row_labels,
+            col_labels=form.col_labels,
+        )
+    )
+    return steps
+
+
+def _explanation(params: ExpressionSpec, values: dict[str, Any]) -> list[SolutionStep]:
+    """The author's ``explanation`` steps, their texts rendered on ``values``."""
+    explained = []
+    for i, step in enumerate(params.explanation):
+        try:
+            explained.append(SolutionStep(step.title, render(step.text, values)))
+        except TemplateError as exc:
+            raise _blame(exc, "explanation", i) from exc
+    return explained
 
 
 @register_kind
@@ -176,7 +269,11 @@ class ExpressionKind(Kind):
         """
         assert isinstance(params, ExpressionSpec)
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
+        # Named mistakes belong to a single answer (the schema refuses them beside parts:).
+        answer = compile_expression(params.answer) if params.answer is not None else None
+        mistakes = [compile_expression(m.answer) for m in params.mistakes]
         failed: int | None = None
+        alike: int | None = None  # a mistake whose value did not differ from the answer
         values: dict[str, Any] = {}
         for _ in range(MAX_TRIES):
             values = {}
@@ -185,7 +282,9 @@ class ExpressionKind(Kind):
                     values[name] = draw_variable(name, spec, values, rng)
                 except Exception as exc:  # noqa: BLE001 - reported at the variable's line
                     raise _blame(_generation_error(exc), "variables", name) from exc
-            failed = None
+            if params.derived:  # computed from the draw: no randomness of their own
+                values = _derive(params, values)
+            failed = alike = None
             for i, r in enumerate(requires):
                 try:
                     held = truth(r, values)
@@ -194,8 +293,22 @@ class ExpressionKind(Kind):
                 if not held:
                     failed = i
                     break
-            if failed is None:
+            if failed is None and mistakes and answer is not None:
+                # Only an exercise with named mistakes draws again for them, so the draws of
+                # the others are as they always were.
+                alike = _tell_apart(answer, mistakes, values)
+            if failed is None and alike is None:
                 break
+        if alike is not None:
+            raise _blame(
+                RequireNeverHeld(
+                    f"the mistake {params.mistakes[alike].code!r} gave the right answer in every "
+                    f"one of {MAX_TRIES} draws of the variables; add a require that tells them "
+                    "apart"
+                ),
+                "mistakes",
+                alike,
+            )
         if failed is not None:
             raise _blame(
                 RequireNeverHeld(
@@ -215,15 +328,20 @@ class ExpressionKind(Kind):
         return self._solve(params, dict(values))
 
     def _solve(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
+        """The variant of ``values`` (its ``derived`` values recomputed from the variables, so a
+        regrade on stored values gets them too): one answer, or every part."""
+        if params.derived:
+            values = _derive(params, values)
         if params.parts:
             return self._parts(params, values)
         assert params.answer is not None
         return self._answer(params, compile_expression(params.answer), values)
 
     def _parts(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
-        """Evaluate every part in order, each over the variables and the earlier parts' true
-        values: the parts (expected value, answer form, worked steps, follow-through expression,
-        detectors) of a multi-part variant."""
+        """Evaluate every part in order, each over the variables (and derived values) and the
+        earlier parts' true values: the parts (expected value, answer form, worked steps,
+        follow-through expression, detectors) of a multi-part variant.  Each part's steps write
+        values as the part's prompt asks (else as the exercise's prompt does)."""
         from quizapp.bank.parts import detector_context, flat_solution
 
         env = dict(values)
@@ -231,7 +349,12 @@ class ExpressionKind(Kind):
         for i, spec in enumerate(params.parts):
             compiled = compile_expression(spec.answer)
             expected, form, steps = self._evaluate(
-                compiled, env, spec, ("parts", i, "answer"), ("parts", i, "answer_form")
+                compiled,
+                env,
+                spec,
+                stated_precision(spec.prompt) or params.precision,
+                ("parts", i, "answer"),
+                ("parts", i, "answer_form"),
             )
             earlier = {p.name for p in parts}
             uses = tuple(sorted(compiled.names & earlier))
@@ -274,11 +397,13 @@ class ExpressionKind(Kind):
         answer: Compiled,
         values: dict[str, Any],
         spec: ExpressionSpec | PartSpec,
+        precision: Precision | None,
         answer_field: tuple[Any, ...],
         form_field: tuple[Any, ...],
     ) -> tuple[Any, AnswerForm, list[SolutionStep]]:
         """Evaluate ``answer`` on ``values``: the expected value, its answer form and the worked
-        steps.  Failures are blamed on ``answer_field`` / ``form_field``."""
+        steps (values written at ``precision``, see :func:`solution_steps`).  Failures are
+        blamed on ``answer_field`` / ``form_field``."""
         trace: list[Step] = []
         try:
             value = evaluate(answer, values, trace=trace)
@@ -310,54 +435,39 @@ class ExpressionKind(Kind):
             form = answer_form_for(expected, spec)
         except ExpressionError as exc:
             raise _blame(exc, *form_field) from exc
-        return expected, form, self._steps(trace, answer, expected, form)
-
-    def _steps(
-        self, trace: list[Step], answer: Compiled, expected: Any, form: AnswerForm
-    ) -> list[SolutionStep]:
-        """The worked solution: the traced intermediate results, then the answer."""
-        steps: list[SolutionStep] = []
-        seen: set[str] = set()
-        for step in trace:
-            if step.text in seen or step.text == answer.text:
-                continue
-            seen.add(step.text)
-            note = f" ({step.note})" if step.note else ""
-            steps.append(
-                SolutionStep(
-                    title=f"${expression_latex(step.text)}$",
-                    text=f"Compute ${expression_latex(step.text)}${note}"
-                    + (f": ${format_number(step.value)}$." if _is_number(step.value) else ":"),
-                    value=step.value,
-                    heatmap=step.heatmap,
-                )
-            )
-        steps = steps[-MAX_STEPS:]
-        steps.append(
-            SolutionStep(
-                title="Answer",
-                text=f"The answer is ${expression_latex(answer.text)}$"
-                + (f": ${format_number(expected)}$." if _is_number(expected) else ":"),
-                value=expected,
-                row_labels=form.row_labels,
-                col_labels=form.col_labels,
-            )
-        )
-        return steps
+        return expected, form, solution_steps(trace, answer, expected, form, precision)
 
     def _answer(
         self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
     ) -> Generated:
-        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution."""
+        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution, and
+        the named mistakes' values and messages."""
         expected, form, steps = self._evaluate(
-            answer, values, params, ("answer",), ("answer_form",)
+            answer, values, params, params.precision, ("answer",), ("answer_form",)
         )
+        explained = _explanation(params, values)
         context = dict(values)
         context["answer_expression"] = answer.text
+        detectors: tuple[str, ...] = ()
+        if params.mistakes:
+            named = []
+            for i, m in enumerate(params.mistakes):
+                try:
+                    wrong = np.asarray(evaluate(compile_expression(m.answer), values), float)
+                    message = render(m.message, values)
+                except TemplateError as exc:
+                    raise _blame(exc, "mistakes", i) from exc
+                except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
+                    raise _blame(_generation_error(exc), "mistakes", i) from exc
+                if distinct(expected, wrong):  # a mistake that gives the answer is not named
+                    named.append((m.code, wrong, message))
+            context["authored_mistakes"] = named
+            detectors = ("authored",)
         return Generated(
             values=values,
             expected=expected,
             answer_form=form,
-            solution=steps,
+            solution=explained + steps,
             context=context,
+            detectors=detectors,
         )

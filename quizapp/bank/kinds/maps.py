@@ -63,10 +63,15 @@ class BasisCoordinates(Kind):
         dimension: int = Field(2, ge=2, le=3)
         entries: IntRange = (-3, 3)
         coordinates: IntRange = (-4, 4)
+        #: Named mistakes every variant must also tell apart (redrawn until it does):
+        #: ``basis_as_rows`` rules out a symmetric basis matrix, which hides that mistake.  Empty
+        #: (the default) keeps the draws of the exercises written before this param.
+        guard: list[Literal["basis_as_rows"]] = Field(default_factory=list)
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = params if isinstance(params, self.Params) else self.Params.model_validate(params)
         n = p.dimension
+        need = tuple(dict.fromkeys(("standard_coordinates", *p.guard)))
 
         def make():
             B = _unimodular_or_small_det(rng, n, p.entries, 3)
@@ -76,7 +81,7 @@ class BasisCoordinates(Kind):
             v = B @ c
             ctx = {"family": "basis", "basis": B.T.astype(float), "v": v.astype(float)}
             codes = distinguishable_codes(c, ctx, ("basis_as_rows", "standard_coordinates"))
-            if "standard_coordinates" not in codes:
+            if any(code not in codes for code in need):
                 return None
             return B, c, v, ctx, codes
 

@@ -21,6 +21,7 @@ from quizapp import linalg
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
+from ._elimination import as_fractions, augmented_latex, gauss_jordan
 from ._mistakes import distinguishable_codes
 from ._util import IntRange, clean, draw, ints, latex_matrix, num, paren, tidy
 
@@ -217,10 +218,21 @@ class NonCommutativity(Kind):
         size: int = Field(2, ge=2, le=3)
         entries: IntRange = (-3, 3)
         ask: Literal["AB-BA", "BA"] = "AB-BA"
+        #: Named mistakes every variant must also tell apart (redrawn until it does):
+        #: ``ab_transposed`` rules out BA = (AB)^T, where answering (AB)^T would be right.  Empty
+        #: (the default) keeps the draws of the exercises written before this param.
+        guard: list[Literal["ab_transposed"]] = Field(default_factory=list)
+
+        @model_validator(mode="after")
+        def _guard_needs_ba(self) -> NonCommutativity.Params:
+            if self.guard and self.ask != "BA":
+                raise ValueError("guard: ab_transposed needs ask: BA")
+            return self
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
         n = p.size
+        guard = tuple(dict.fromkeys(p.guard))
 
         def make():
             A, B = ints(rng, p.entries, (n, n)), ints(rng, p.entries, (n, n))
@@ -233,6 +245,8 @@ class NonCommutativity(Kind):
             target = B @ A if p.ask == "BA" else A @ B - B @ A
             codes = distinguishable_codes(target, ctx, want)
             if codes != want:
+                return None
+            if guard and distinguishable_codes(target, ctx, guard) != guard:
                 return None
             return A, B, ctx, codes
 
@@ -302,6 +316,10 @@ class Composition(Kind):
     class Params(KindParams):
         mode: Literal["compose", "associativity"] = "compose"
         entries: IntRange = (-2, 3)
+        #: ``associativity``: redraw until AB, BC and ABC have no zero row or column, so the
+        #: answer is never 0 (or partly 0) for a student to guess.  False (the default) keeps
+        #: the draws of the exercises written before this param.
+        nonzero_products: bool = False
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
@@ -351,6 +369,11 @@ class Composition(Kind):
             A, B, C = (ints(rng, p.entries, s) for s in ((2, 3), (3, 2), (2, 2)))
             if any(np.any(np.all(M == 0, axis=1)) for M in (A, B, C)):
                 return None
+            if p.nonzero_products and any(
+                np.any(np.all(M == 0, axis=0)) or np.any(np.all(M == 0, axis=1))
+                for M in (A @ B, B @ C, A @ B @ C)
+            ):
+                return None
             return A, B, C
 
         A, B, C = draw(rng, make_abc, "non-zero rows")
@@ -395,13 +418,17 @@ class Transpose(Kind):
     - ``property: product``: ``(AB)^T`` for square ``A``, ``B`` (detector ``wrong_order``: ``A^T B^T``).
     - ``property: rotation``: ``R^T R`` for the rotation ``R`` by a given angle (which is ``I``);
       values ``R`` (rounded to 3 decimals for display), ``angle``.
+    - ``property: rotation_undo``: ``R`` sends an unknown ``x`` to ``y`` (shown to 3 decimals);
+      find ``x = R^{-1}y = R^Ty`` (computed from the ``y`` shown).  Values ``R``, ``angle``,
+      ``y``.  Detectors: ``rotation_not_inverted`` (``Ry``: rotated again), ``rotation_ignored``
+      (``y`` itself).  Angles other than 180° (where ``R = R^T``).
     Values: ``A`` (and ``B``).  Expected from ``linalg.transpose``/``matmul``/``rotation_matrix``.
     """
 
     name = "transpose"
 
     class Params(KindParams):
-        property: Literal["plain", "double", "product", "rotation"] = "plain"
+        property: Literal["plain", "double", "product", "rotation", "rotation_undo"] = "plain"
         rows: int = Field(2, ge=1, le=5)
         columns: int = Field(3, ge=1, le=5)
         entries: IntRange = (-5, 9)
@@ -417,6 +444,8 @@ class Transpose(Kind):
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
+        if p.property == "rotation_undo":
+            return _rotation_undo(rng)
         if p.property == "rotation":
             angle = int(rng.choice(_ANGLES))
             R = linalg.rotation_matrix(angle, degrees=True)
@@ -515,6 +544,52 @@ class Transpose(Kind):
         )
 
 
+def _rotation_undo(rng: np.random.Generator) -> Generated:
+    """``Transpose``'s ``property: rotation_undo`` (see its docstring)."""
+
+    def make():
+        angle = int(rng.choice([a for a in _ANGLES if a != 180]))
+        x = ints(rng, (-4, 4), 2)
+        return None if np.any(x == 0) else (angle, x)
+
+    angle, x = draw(rng, make, "a vector with two non-zero entries")
+    R = linalg.rotation_matrix(angle, degrees=True)
+    y = np.round(linalg.matvec(R, x), 3) + 0.0
+    Rt = linalg.transpose(R)
+    expected = linalg.matvec(Rt, y)
+    shown = np.round(R, 3) + 0.0
+    ctx = {"family": "rotation", "R": R, "y": y}
+    codes = distinguishable_codes(expected, ctx, ("rotation_not_inverted", "rotation_ignored"))
+    steps = [
+        SolutionStep(
+            "Undo the rotation",
+            r"A rotation keeps lengths and angles, so $R^TR = I$ "
+            r"($\cos^2\theta + \sin^2\theta = 1$): the transpose is the inverse, "
+            rf"$R^{{-1}} = R^T$, the rotation by $-{angle}°$. So "
+            r"$\mathbf{x} = R^{-1}\mathbf{y} = R^T\mathbf{y}$.",
+        ),
+        SolutionStep(
+            "Multiply",
+            rf"$R^T \approx {latex_matrix(np.round(Rt, 3) + 0.0)}$, so $R^T\mathbf{{y}} \approx "
+            rf"{latex_matrix(np.round(expected, 3) + 0.0)}$: the whole-number vector "
+            rf"${latex_matrix(x)}$ up to the rounding of $\mathbf{{y}}$.",
+            value=np.round(expected, 4) + 0.0,
+        ),
+        SolutionStep(
+            "Check",
+            rf"$R{latex_matrix(x)} \approx {latex_matrix(y)} = \mathbf{{y}}$ ✓.",
+        ),
+    ]
+    return Generated(
+        values={"R": shown, "angle": angle, "y": clean(y)},
+        expected=expected,
+        answer_form=AnswerForm(type="vector", shape=(2,)),
+        solution=steps,
+        context=ctx,
+        detectors=codes,
+    )
+
+
 @register_kind
 class Inverse(Kind):
     """The inverse of a non-singular integer matrix whose inverse has short decimal entries.
@@ -583,15 +658,27 @@ class Inverse(Kind):
                 ),
             ]
         else:
+            aug = np.column_stack([A, np.eye(n)])
             steps = [
                 SolutionStep("Determinant", f"$\\det A = {num(det)} \\ne 0$.", value=round(det)),
                 SolutionStep(
                     "Row-reduce [A | I]",
-                    "Row-reduce $[A \\mid I]$ until the left half is $I$; the right half is then "
-                    f"$A^{{-1}} = {latex_matrix(expected)}$.",
-                    value=clean(np.round(expected, 10)),
+                    "Write $I$ beside $A$ and row-reduce until the left half is $I$: each row "
+                    "operation is a multiplication on the left, so the right half becomes "
+                    f"$A^{{-1}}$. $$ {augmented_latex(as_fractions(aug), n)} $$",
                 ),
             ]
+            for j, (ops, M) in enumerate(gauss_jordan(aug, n)):
+                steps.append(
+                    SolutionStep(f"Column {j + 1}", f"${ops}$: $$ {augmented_latex(M, n)} $$")
+                )
+            steps.append(
+                SolutionStep(
+                    "Read off the inverse",
+                    f"The right half: $A^{{-1}} = {latex_matrix(expected)}$.",
+                    value=clean(np.round(expected, 10)),
+                )
+            )
         steps.append(
             SolutionStep("Check", "$A^{-1}A = I$ ✓.", value=clean(np.round(expected @ A, 10)))
         )

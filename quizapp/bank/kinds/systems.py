@@ -20,6 +20,7 @@ from quizapp import linalg
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
+from ._elimination import as_fractions, augmented_latex, gauss_jordan
 from ._mistakes import distinguishable_codes
 from ._util import (
     IntRange,
@@ -46,6 +47,9 @@ class LinearEquation(Kind):
 
     Values: ``equation`` (LaTeX), ``a``, ``b``, ``c``.  Expected: ``x`` (scalar, from
     ``linalg.solve``).  Detectors: ``inverted_division`` (``a / b``), ``moved_without_sign``.
+    ``guard`` lists mistakes every variant must tell apart from the right answer (redrawn until
+    it does): ``inverted_division`` rules out ``x = 0`` (``5x = 0``, guessable, and ``0 / a``
+    inverted is no number) and ``x = ±1`` (where ``a / b`` is ``x`` again).
     """
 
     name = "linear_equation"
@@ -55,9 +59,21 @@ class LinearEquation(Kind):
         solution: IntRange = (-10, 10)
         constant: bool = False
         constant_range: IntRange = (-12, 12)
+        #: Named mistakes every variant must tell apart (empty, the default, keeps the draws of
+        #: the exercises written before this param).
+        guard: list[Literal["inverted_division", "moved_without_sign"]] = Field(
+            default_factory=list
+        )
+
+        @model_validator(mode="after")
+        def _moved_needs_constant(self) -> LinearEquation.Params:
+            if "moved_without_sign" in self.guard and not self.constant:
+                raise ValueError("guard: moved_without_sign needs constant: true")
+            return self
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = params if isinstance(params, self.Params) else self.Params.model_validate(params)
+        guard = tuple(dict.fromkeys(p.guard))
 
         def make() -> tuple[int, int, int] | None:
             a = ints(rng, p.coefficient)
@@ -65,6 +81,10 @@ class LinearEquation(Kind):
             c = ints(rng, p.constant_range) if p.constant else 0
             if abs(a) < 2 or (p.constant and c == 0):
                 return None
+            if guard:
+                ctx = {"family": "equation", "a": a, "b": a * x + c, "c": c}
+                if distinguishable_codes(np.asarray(float(x)), ctx, guard) != guard:
+                    return None
             return a, x, c
 
         a, x, c = draw(rng, make, "a coefficient other than 0 and ±1")
@@ -313,6 +333,23 @@ class LinearSystem(Kind):
             (a, b), (c, d) = A
             e, f = y
             steps.append(SolutionStep("Eliminate", _eliminate_y(a, b, c, d, e, f, x)))
+        else:
+            aug = np.column_stack([A, y])
+            steps.append(
+                SolutionStep(
+                    "Row-reduce [A | y]",
+                    "Eliminate one unknown at a time: make the pivot of each column 1 and clear "
+                    "the rest of its column. Adding a multiple of one equation to another keeps "
+                    f"every solution: $$ {augmented_latex(as_fractions(aug), n)} $$",
+                )
+            )
+            for j, (ops, M) in enumerate(gauss_jordan(aug, n)):
+                steps.append(
+                    SolutionStep(
+                        f"Column {j + 1}: {names[j]}",
+                        f"${ops}$: $$ {augmented_latex(M, n)} $$",
+                    )
+                )
         steps.append(
             SolutionStep(
                 "Solution",

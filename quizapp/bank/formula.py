@@ -1,0 +1,86 @@
+"""Worked-solution values for ``expression`` exercises, written with the precision the prompt
+asks for (the formulas themselves are ``quizapp.bank.expression.expression_latex``'s).
+
+:func:`latex_value` writes a number, vector or matrix: exact prompts get integers and fractions
+(``\\frac{2}{9}``, not ``0.222222``), "N decimal places" prompts N places for the answer and
+N + 2 for intermediate results (the guard digits the prompts ask students to keep), "N
+significant figures" likewise.  Pure: NumPy only.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from quizapp.bank.precision import Precision, simple_fraction
+
+
+def fraction_latex(x: float | Fraction, limit: int = 1000) -> str | None:
+    """``x`` as an integer or a LaTeX fraction (``-\\frac{2}{9}``) when it is one with a
+    denominator up to ``limit`` (within ``1e-9``, the noise a computed key may carry), else
+    None (``quizapp.bank.precision.simple_fraction``)."""
+    frac = simple_fraction(x, limit)
+    if frac is None:
+        return None
+    if frac.denominator == 1:
+        return str(frac.numerator)
+    sign = "-" if frac < 0 else ""
+    return f"{sign}\\frac{{{abs(frac.numerator)}}}{{{frac.denominator}}}"
+
+
+def _cell(x: float, precision: Precision | None, final: bool) -> str:
+    v = float(x)
+    if abs(v) < 1e-12:
+        return "0"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if precision is None or precision.mode == "exact":
+        return fraction_latex(v) or f"{v:.4g}"
+    extra = 0 if final else 2
+    if precision.mode == "decimals":
+        text = f"{v:.{precision.digits + extra}f}"
+        return text if final else (text.rstrip("0").rstrip(".") or "0")
+    text = f"{v:.{precision.digits + extra}g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant} \\times 10^{{{int(exp)}}}"
+    return text
+
+
+def rounded(value: Any, precision: Precision | None, final: bool) -> Any:
+    """``value`` rounded as :func:`latex_value` shows it (for the step's display value)."""
+    arr = np.asarray(value, dtype=float)
+    if precision is None or precision.mode == "exact":
+        return arr if arr.ndim else float(arr)
+    digits = precision.digits + (0 if final else 2)
+    if precision.mode == "decimals":
+        out = np.round(arr, digits) + 0.0
+    else:
+        out = np.vectorize(lambda v: float(f"{v:.{digits}g}"), otypes=[float])(arr)
+    return out if out.ndim else float(out)
+
+
+def latex_value(value: Any, precision: Precision | None, *, final: bool = False) -> str:
+    """A number, vector (a column) or matrix as LaTeX, written as the prompt's precision says
+    (module docstring); ``final`` marks the answer itself (no guard digits)."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        return _cell(float(arr), precision, final)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    rows = [" & ".join(_cell(v, precision, final) for v in row) for row in arr.tolist()]
+    return "\\begin{pmatrix} " + " \\\\ ".join(rows) + " \\end{pmatrix}"
+
+
+def relation(value: Any, precision: Precision | None, final: bool = False) -> str:
+    """``=`` when :func:`latex_value` shows ``value`` exactly, ``\\approx`` when it rounds."""
+    arr = np.asarray(value, dtype=float)
+    shown = np.asarray(rounded(arr, precision, final), dtype=float)
+    if precision is None or precision.mode == "exact":
+        exact = all(fraction_latex(v) is not None for v in arr.ravel().tolist())
+        return "=" if exact else "\\approx"
+    return (
+        "=" if np.all(np.abs(shown - arr) <= 1e-12 * np.maximum(1.0, np.abs(arr))) else "\\approx"
+    )
