@@ -1,9 +1,11 @@
 """Golden draws: what every kind draws, and the expected answer it computes, for the bank's YAML
 texts as they were before the second edition of the course (``tests/golden/bank/``), never change.
 
-Variants already shown to students were generated from those texts; until every variant is a
-stored fact, a regenerated variant must be the same one.  New behaviour goes behind new params,
-new kinds or new exercises, which these texts do not use.  The digests in
+Variants shown to students of release 0.1 were generated from those texts, and the upgrade that
+stores them (``migrations/versions/0002_stored_variants.py``) draws them again at every kind's
+first draw revision (``quizapp.bank.types.FIRST_REVISION``): at that revision they must be the
+same ones.  New behaviour goes behind new params, new kinds, new exercises or a new draw revision
+(``Kind.revision``, for new variants only).  The digests in
 ``tests/golden/draws.json`` hash, per exercise and seed (0..39), every drawn value (numbers as
 float64 bytes, text as UTF-8) and the expected answer.  Regenerate them only for a deliberate,
 reviewed change of the snapshot itself: ``python tests/test_bank_golden.py``.
@@ -22,7 +24,7 @@ import pytest
 
 from quizapp.bank.kinds import get_kind
 from quizapp.bank.loader import load_exercise_source
-from quizapp.bank.types import Variant
+from quizapp.bank.types import FIRST_REVISION, Variant
 
 HERE = Path(__file__).resolve().parent
 SNAPSHOT = HERE / "golden" / "bank"
@@ -73,12 +75,12 @@ def snapshot_ids() -> list[str]:
 def compute(case: str) -> list[str]:
     if case.startswith("kind:"):
         kind = get_kind(case.removeprefix("kind:"))
-        params = kind.Params.model_validate({})
+        params = kind.params_at(kind.Params.model_validate({}), FIRST_REVISION)
         drawn = [kind.generate(params, np.random.default_rng(seed)) for seed in SEEDS]
         return [fingerprint(g.values, g.expected) for g in drawn]
     source = (SNAPSHOT / f"{case}.yaml").read_text(encoding="utf-8")
     exercise = load_exercise_source(case, source)
-    variants: list[Variant] = [exercise.generate(seed) for seed in SEEDS]
+    variants: list[Variant] = [exercise.generate(seed, FIRST_REVISION) for seed in SEEDS]
     return [fingerprint(v.values, v.expected) for v in variants]
 
 

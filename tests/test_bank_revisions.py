@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from quizapp.bank import load_bank, load_exercise_source
-from quizapp.bank.kinds import all_kinds
+from quizapp.bank.kinds import all_kinds, get_kind
 from quizapp.bank.kinds._mistakes import credit_ok_as_typed, distinguishable_codes
 from quizapp.bank.kinds.attention import OPTIONAL_MULTI_HEAD
 from quizapp.bank.stored import freeze
@@ -89,3 +90,56 @@ def test_docs_list_every_kind_past_its_first_revision() -> None:
     listed = {m[1]: int(m[2]) for m in re.finditer(r"^\| `(\w+)` \| (\d+) \|", doc, re.M)}
     revised = {k.name: k.revision for k in all_kinds().values() if k.revision > FIRST_REVISION}
     assert listed == revised
+
+
+def _nonzero_lines(m: np.ndarray) -> bool:
+    return bool(np.all(np.any(m != 0, axis=0)) and np.all(np.any(m != 0, axis=1)))
+
+
+#: Each revised kind's new defaults, checked on what new variants draw, computed here from the
+#: drawn values (not from the kind's own bookkeeping).
+REVISED = {
+    "basis_coordinates": (
+        {},
+        lambda v, g: (
+            not np.array_equal(B := np.column_stack([v["b1"], v["b2"]]), B.T)
+        ),  # a symmetric basis matrix would hide "basis as rows"
+    ),
+    "non_commutativity": (
+        {"ask": "BA"},
+        lambda v, g: (
+            not np.array_equal(np.asarray(v["B"]) @ v["A"], (np.asarray(v["A"]) @ v["B"]).T)
+        ),
+    ),
+    "composition": (
+        {"mode": "associativity"},
+        lambda v, g: all(
+            _nonzero_lines(np.asarray(m, dtype=float))
+            for m in (
+                np.asarray(v["A"]) @ v["B"],
+                np.asarray(v["B"]) @ v["C"],
+                np.asarray(v["A"]) @ v["B"] @ v["C"],
+            )
+        ),
+    ),
+    "linear_equation": (
+        {"constant": True},
+        lambda v, g: float(g.expected) not in (0.0, 1.0, -1.0),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REVISED))
+def test_new_variants_of_a_revised_kind_are_never_degenerate(name: str) -> None:
+    kind = get_kind(name)
+    settings, well_posed = REVISED[name]
+    written = kind.Params.model_validate(settings)
+    assert kind.params_at(written, FIRST_REVISION) == written
+    now = kind.params_at(written, kind.revision)
+    assert now != written  # the revision gives the unset param its new default
+    for seed in range(60):
+        g = kind.generate(now, np.random.default_rng(seed))
+        assert well_posed(g.values, g), (name, seed, g.values)
+    # Revision 1 drew some degenerate variants (which is why the default changed).
+    first = [kind.generate(written, np.random.default_rng(s)) for s in range(300)]
+    assert not all(well_posed(g.values, g) for g in first), name

@@ -229,10 +229,10 @@ def test_a_seed_that_cannot_produce_a_variant_falls_back_to_the_next_derived_see
     own = derive_seed(SEED_SECRET, ana_id, TWO, 1)
     real = BankExercise.generate
 
-    def flaky(self, seed):  # noqa: ANN001, ANN202
+    def flaky(self, seed, revision=None):  # noqa: ANN001, ANN202
         if self.id == TWO and seed == own:
             raise BankError(self.path, None, None, f"seed {seed}: the matrix is singular")
-        return real(self, seed)
+        return real(self, seed, revision)
 
     monkeypatch.setattr(BankExercise, "generate", flaky)
     services.variants._generate.cache_clear()
@@ -260,7 +260,7 @@ def test_an_exercise_no_seed_of_which_generates_answers_503_and_stores_nothing(
 ) -> None:
     add_user(app, "ana")
 
-    def broken(self, seed):  # noqa: ANN001, ANN202
+    def broken(self, seed, revision=None):  # noqa: ANN001, ANN202
         raise BankError(self.path, None, None, f"seed {seed}: broken")
 
     monkeypatch.setattr(BankExercise, "generate", broken)

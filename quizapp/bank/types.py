@@ -7,6 +7,7 @@ Pure: no Flask, no database.  These are the contract between the bank's infrastr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -183,6 +184,10 @@ class Kind(ABC):
     #: the upgrade that stores the variants of databases made before variants were stored draws
     #: at :data:`FIRST_REVISION` (``migrations/versions/0002_stored_variants.py``).
     revision: ClassVar[int] = FIRST_REVISION
+    #: For each revision after the first, the defaults it gives the params a YAML text leaves
+    #: unset, as a function of the validated params (a default may apply to some settings only,
+    #: e.g. 2 or more heads).  Applied in order up to the revision asked for (:meth:`params_at`).
+    revision_defaults: ClassVar[dict[int, Callable[[Any], dict[str, Any]]]] = {}
 
     @abstractmethod
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
@@ -190,9 +195,18 @@ class Kind(ABC):
 
     def params_at(self, params: KindParams, revision: int) -> KindParams:
         """The params a YAML text means at draw ``revision`` (``FIRST_REVISION`` up to
-        :attr:`revision`): ``params`` with the defaults of that revision for the fields the text
-        leaves unset (``params.model_fields_set``).  The base kind has one revision."""
-        return params
+        :attr:`revision`): ``params`` with the :attr:`revision_defaults` of every revision up to
+        ``revision`` for the fields the text leaves unset (``params.model_fields_set``), validated
+        again.  At ``FIRST_REVISION``: ``params`` as written."""
+        p = params if isinstance(params, self.Params) else self.Params.model_validate(params)
+        update: dict[str, Any] = {}
+        for rev in sorted(self.revision_defaults):
+            if rev <= revision:
+                defaults = self.revision_defaults[rev](p)
+                update.update({k: v for k, v in defaults.items() if k not in p.model_fields_set})
+        if not update:
+            return p
+        return self.Params.model_validate({**p.model_dump(exclude_unset=True), **update})
 
     def solve(self, params: KindParams, values: dict[str, Any]) -> Generated | None:
         """The expected answer, answer form, solution and detector data for ``values`` already

@@ -640,6 +640,9 @@ class MultiHeadAttention(Kind):
     #: Revision 2: an exercise that leaves ``guard`` unset guards every optional mistake (with
     #: 2 or more heads); revision 1 (release 0.1) guarded none.
     revision = 2
+    revision_defaults = {
+        2: lambda p: {"guard": list(OPTIONAL_MULTI_HEAD)} if p.heads >= 2 else {},
+    }
 
     class Params(_AttentionInputs):
         tokens: int = Field(2, ge=2, le=4)
@@ -675,15 +678,6 @@ class MultiHeadAttention(Kind):
             if guard and info.data.get("heads") == 1:  # reported at guard's own line
                 raise ValueError("the multi-head mistakes need at least 2 heads (heads: 1)")
             return guard
-
-    def params_at(self, params: KindParams, revision: int) -> KindParams:
-        """From revision 2 on, ``guard`` left unset means every optional mistake
-        (``OPTIONAL_MULTI_HEAD``) when there are 2 or more heads: each variant tells them apart
-        and none earns more than half the credit.  Revision 1 guarded none."""
-        p = _p(self, params)
-        if revision >= 2 and "guard" not in p.model_fields_set and p.heads >= 2:
-            return p.model_copy(update={"guard": list(OPTIONAL_MULTI_HEAD)})
-        return p
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)

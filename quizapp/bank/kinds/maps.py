@@ -58,14 +58,17 @@ class BasisCoordinates(Kind):
     """
 
     name = "basis_coordinates"
+    #: Revision 2: ``guard`` left unset means ``[basis_as_rows]`` (no symmetric basis matrix).
+    revision = 2
+    revision_defaults = {2: lambda p: {"guard": ["basis_as_rows"]}}
 
     class Params(KindParams):
         dimension: int = Field(2, ge=2, le=3)
         entries: IntRange = (-3, 3)
         coordinates: IntRange = (-4, 4)
         #: Named mistakes every variant must also tell apart (redrawn until it does):
-        #: ``basis_as_rows`` rules out a symmetric basis matrix, which hides that mistake.  Empty
-        #: (the default) keeps the draws of the exercises written before this param.
+        #: ``basis_as_rows`` rules out a symmetric basis matrix, which hides that mistake.  Unset
+        #: means ``[basis_as_rows]`` for new variants (revision 2); ``[]`` draws as revision 1.
         guard: list[Literal["basis_as_rows"]] = Field(default_factory=list)
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:

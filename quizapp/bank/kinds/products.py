@@ -213,14 +213,17 @@ class NonCommutativity(Kind):
     """
 
     name = "non_commutativity"
+    #: Revision 2: with ``ask: BA``, ``guard`` left unset means ``[ab_transposed]``.
+    revision = 2
+    revision_defaults = {2: lambda p: {"guard": ["ab_transposed"]} if p.ask == "BA" else {}}
 
     class Params(KindParams):
         size: int = Field(2, ge=2, le=3)
         entries: IntRange = (-3, 3)
         ask: Literal["AB-BA", "BA"] = "AB-BA"
         #: Named mistakes every variant must also tell apart (redrawn until it does):
-        #: ``ab_transposed`` rules out BA = (AB)^T, where answering (AB)^T would be right.  Empty
-        #: (the default) keeps the draws of the exercises written before this param.
+        #: ``ab_transposed`` rules out BA = (AB)^T, where answering (AB)^T would be right.  Unset
+        #: with ``ask: BA`` means ``[ab_transposed]`` (revision 2); ``[]`` draws as revision 1.
         guard: list[Literal["ab_transposed"]] = Field(default_factory=list)
 
         @model_validator(mode="after")
@@ -312,13 +315,18 @@ class Composition(Kind):
     """
 
     name = "composition"
+    #: Revision 2: ``nonzero_products`` left unset means true (``mode: associativity``).
+    revision = 2
+    revision_defaults = {
+        2: lambda p: {"nonzero_products": True} if p.mode == "associativity" else {}
+    }
 
     class Params(KindParams):
         mode: Literal["compose", "associativity"] = "compose"
         entries: IntRange = (-2, 3)
         #: ``associativity``: redraw until AB, BC and ABC have no zero row or column, so the
-        #: answer is never 0 (or partly 0) for a student to guess.  False (the default) keeps
-        #: the draws of the exercises written before this param.
+        #: answer is never 0 (or partly 0) for a student to guess.  Unset means true
+        #: for new variants (revision 2); ``false`` draws as revision 1.
         nonzero_products: bool = False
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:

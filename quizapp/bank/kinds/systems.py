@@ -53,14 +53,23 @@ class LinearEquation(Kind):
     """
 
     name = "linear_equation"
+    #: Revision 2: ``guard`` left unset means ``inverted_division``, with ``moved_without_sign``
+    #: too when the equation has a constant (no x = 0 or ±1, where the mistakes are right).
+    revision = 2
+    revision_defaults = {
+        2: lambda p: {
+            "guard": ["inverted_division", *(["moved_without_sign"] if p.constant else [])]
+        }
+    }
 
     class Params(KindParams):
         coefficient: IntRange = (-9, 9)
         solution: IntRange = (-10, 10)
         constant: bool = False
         constant_range: IntRange = (-12, 12)
-        #: Named mistakes every variant must tell apart (empty, the default, keeps the draws of
-        #: the exercises written before this param).
+        #: Named mistakes every variant must tell apart.  Unset means ``inverted_division`` (and
+        #: ``moved_without_sign`` with a constant) for new variants (revision 2); ``[]`` draws as
+        #: revision 1.
         guard: list[Literal["inverted_division", "moved_without_sign"]] = Field(
             default_factory=list
         )
