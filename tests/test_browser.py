@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 import yaml
 from test_postgres_support import PostgresSchema, postgres_base_url, skip_or_fail
-from test_web_support import EXERCISES, bank_available, make_app
+from test_web_support import EXERCISES, make_app
 
 from quizapp import services
 from quizapp.models import Exercise, db
@@ -56,8 +56,6 @@ WRONG_BG = "rgb(253, 236, 234)"
 
 
 def _skip_reason() -> str | None:
-    if not bank_available():
-        return "the exercise bank is not present"
     if not Path(CHROMIUM).exists():
         return (
             f"no Chromium at {CHROMIUM} (apt-get install chromium, or set QUIZAPP_CHROMIUM to a "

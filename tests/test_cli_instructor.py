@@ -17,7 +17,6 @@ from test_instructor_support import (
     add_user,
     at,
     bank_app,
-    bank_available,
     stored_submissions,
     submit,
     sync,
@@ -27,8 +26,6 @@ from test_instructor_support import (
 from quizapp.cli import main
 from quizapp.models import User, db
 from quizapp.models_instructor import PasswordReset
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 @pytest.fixture()

@@ -7,13 +7,10 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-from test_web_support import EXERCISES, bank_available, login, make_app, post_text, url_of
+from test_web_support import EXERCISES, login, make_app, post_text, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 BROKEN = "01-linear-systems/06-two-by-two"
 EDITED = "01-linear-systems/05-deck-system"

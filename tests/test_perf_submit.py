@@ -10,12 +10,10 @@ import numpy as np
 import pytest
 from sqlalchemy import event
 from sqlalchemy.orm import Session
-from test_web_support import bank_available, csrf_from, student, synced_app, url_of
+from test_web_support import csrf_from, student, synced_app, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, Progress, Submission, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 TWO = "01-linear-systems/06-two-by-two"
 

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from test_web_support import (
     REPO,
-    bank_available,
     bank_variant_of,
     csrf_from,
     login,
@@ -32,8 +31,6 @@ from quizapp import services
 from quizapp.bank import expected_answer_text
 from quizapp.models import Submission, User, db
 from quizapp.web.display import format_number
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 PW = "correct horse battery"
 WEIGHTS = "05-attention/01-attention-weights"

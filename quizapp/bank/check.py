@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from quizapp.bank.answers import expected_answer_text, grade_answer
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
 from quizapp.bank.schema import ExpressionSpec
@@ -46,19 +47,6 @@ class CheckFailure:
         if self.file is not None and self.line is not None:
             where = f"{self.file}:{self.line}:{self.column or 1}: {where}"
         return f"{where}: {self.message}"
-
-
-def _grading() -> tuple[Callable[..., Any], Callable[[Variant], str]] | None:
-    try:
-        from quizapp.bank.answers import expected_answer_text, grade_answer
-    except ImportError:
-        return None
-    return grade_answer, expected_answer_text
-
-
-def grading_available() -> bool:
-    """Whether ``quizapp.bank.answers`` (answer-form grading) is installed, so self-grading runs."""
-    return _grading() is not None
 
 
 def _finite(value: Any) -> bool:
@@ -117,25 +105,22 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
             continue
         if "math-error" in html:
             fail(f"{label} has LaTeX that does not convert to MathML")
-    grading = _grading()
-    if grading is not None:
-        grade_answer, expected_answer_text = grading
-        try:
-            answer = expected_answer_text(v)
-            verdict = grade_answer(v, answer)
-        except Exception as exc:
-            fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
-        else:
-            if verdict.status != "correct" or verdict.score != 1.0:
-                fail(
-                    f"the expected answer {answer!r} graded against itself is {verdict.status} "
-                    f"(score {verdict.score}): {verdict.message}"
-                )
-            if verdict.mistakes:
-                fail(
-                    "a mistake detector fires on the expected answer: "
-                    + ", ".join(m.code for m in verdict.mistakes)
-                )
+    try:
+        answer = expected_answer_text(v)
+        verdict = grade_answer(v, answer)
+    except Exception as exc:
+        fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
+    else:
+        if verdict.status != "correct" or verdict.score != 1.0:
+            fail(
+                f"the expected answer {answer!r} graded against itself is {verdict.status} "
+                f"(score {verdict.score}): {verdict.message}"
+            )
+        if verdict.mistakes:
+            fail(
+                "a mistake detector fires on the expected answer: "
+                + ", ".join(m.code for m in verdict.mistakes)
+            )
     return v, fails
 
 

@@ -13,10 +13,12 @@ from typing import Any
 import click
 import numpy as np
 
+from quizapp.bank.answers import expected_answer_text
 from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
 from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm
+from quizapp.cli._group import main
 
 #: Runs with more generated variants than this show a progress bar (on stderr).
 PROGRESS_THRESHOLD = 200
@@ -60,7 +62,7 @@ def _course_file_problems(path: Path, bank: Bank) -> list[str]:
     return []
 
 
-@click.command()
+@main.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 def validate(path: Path) -> None:
     """Check every exercise and quiz file under PATH (default: exercises).
@@ -83,7 +85,7 @@ def validate(path: Path) -> None:
     )
 
 
-@click.command()
+@main.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 @click.option("--seeds", "n_seeds", default=50, show_default=True, type=click.IntRange(1, 100_000),
               help="Seeds (0..N-1) to sample per exercise.")  # fmt: skip
@@ -94,7 +96,7 @@ def check(path: Path, n_seeds: int) -> None:
     renders, its expected answer graded against itself is correct with no mistake detected.
     Across seeds: the variants vary.  Failures print the exercise id and seed; exit 1 on any.
     """
-    from quizapp.bank.check import check_exercise, grading_available
+    from quizapp.bank.check import check_exercise
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
@@ -113,10 +115,6 @@ def check(path: Path, n_seeds: int) -> None:
             failures.extend(check_exercise(ex, range(n_seeds)))
     for failure in failures:
         click.echo(str(failure))
-    if not grading_available():
-        click.echo(
-            "note: quizapp.bank.answers is not installed; self-grading was skipped", err=True
-        )
     bad = {f.exercise_id for f in failures}
     summary = (
         f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
@@ -202,7 +200,7 @@ def _find(bank: Bank, exercise_id: str) -> Exercise:
     raise click.ClickException(f"no exercise {exercise_id!r}.{hint}")
 
 
-@click.command()
+@main.command()
 @click.argument("exercise_id")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1))
 @click.option("--bank", "bank_path", default="exercises", show_default=True,
@@ -218,12 +216,7 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
         v = exercise.generate(seed)
     except BankError as err:
         raise click.ClickException(str(err)) from None
-    try:
-        from quizapp.bank.answers import expected_answer_text
-
-        answer = expected_answer_text(v)
-    except ImportError:
-        answer = None
+    answer = expected_answer_text(v)
     out = click.echo
     out(
         click.style(f"{v.title}", bold=True)
@@ -236,8 +229,7 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
     out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
     out(click.style("Expected answer", underline=True) + ":")
     out(_expected_text(v))
-    if answer is not None:
-        out(f"    as typed: {_denoise(answer)}")
+    out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
@@ -254,14 +246,3 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
         out(click.style("Hints", underline=True))
         for i, hint in enumerate(v.hints, start=1):
             out(f"  {i}. {hint}")
-
-
-def _attach() -> None:
-    from quizapp.cli._group import main
-
-    for command in (validate, check, preview):
-        if command.name not in main.commands:
-            main.add_command(command)
-
-
-_attach()

@@ -1,9 +1,8 @@
 """The Flask application: ``create_app`` wires config, database, login, CSRF and blueprints.
 
 Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise pages, progress),
-``api`` (JSON API under ``/api/v1``).  The instructor side (issue 5) adds
-``quizapp/web/instructor.py`` with a blueprint ``bp``; ``create_app`` registers it when present
-(see ``OPTIONAL_BLUEPRINTS``).
+``api`` (JSON API under ``/api/v1``), ``instructor`` (the instructor pages, plus its public
+blueprint for password-reset links and the student leaderboard).
 """
 
 from __future__ import annotations
@@ -108,12 +107,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
         ) from None
 
-    from quizapp.web import api, auth, errors, security, student
+    from quizapp.web import api, auth, errors, instructor, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
     app.register_blueprint(api.bp)
-    _register_optional_blueprints(app)
+    app.register_blueprint(instructor.bp)
+    instructor.init_app(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
     app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
@@ -149,27 +149,6 @@ def _trust_proxies(app: Flask) -> None:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n
         )
-
-
-#: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
-#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) plugs in here
-#: without editing this file.
-OPTIONAL_BLUEPRINTS = ("instructor",)
-
-
-def _register_optional_blueprints(app: Flask) -> None:
-    import importlib
-    import importlib.util
-
-    for name in OPTIONAL_BLUEPRINTS:
-        module_name = f"{__name__}.{name}"
-        if importlib.util.find_spec(module_name) is None:
-            continue
-        module = importlib.import_module(module_name)
-        if hasattr(module, "bp"):
-            app.register_blueprint(module.bp)
-        if hasattr(module, "init_app"):
-            module.init_app(app)
 
 
 #: The signed-in user by id, built once with a bound parameter: ``session.get`` builds and
