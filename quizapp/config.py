@@ -15,7 +15,7 @@ Environment variables:
 - ``QUIZAPP_SECRET_KEY``: Flask's session-signing key.
 - ``QUIZAPP_SEED_SECRET``: the key ``derive_seed`` uses to derive each student's variant seed.
 - ``QUIZAPP_EXERCISES``: the exercise bank folder; default ``./exercises`` when it exists, else the
-  ``exercises/`` folder of the source checkout the package was installed from.
+  bundled course (the checkout's ``exercises/``, or the copy an installed wheel ships).
 - ``QUIZAPP_JOIN_CODE``: when set, registering requires this course join code.
 - ``QUIZAPP_REGISTRATION``: ``0`` disables self-registration (default ``1``).
 - ``QUIZAPP_HTTPS``: ``1`` marks cookies ``Secure`` (set it when served over HTTPS).
@@ -48,6 +48,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from quizapp.resources import bundled_folder
+
 #: Largest request body accepted (bytes).  A 64 x 64 grid of 30-character cells is ~125 KB of form
 #: data, far beyond any exercise; anything larger is answered with 413.
 DEFAULT_MAX_CONTENT_LENGTH = 256 * 1024
@@ -59,8 +61,6 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: this app supports) and the default (see the module docstring for the trade-off).
 SQLITE_SYNCHRONOUS_VALUES = ("NORMAL", "FULL")
 DEFAULT_SQLITE_SYNCHRONOUS = "NORMAL"
-
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 class ConfigError(ValueError):
@@ -95,10 +95,12 @@ def default_instance_path() -> Path:
 
 
 def default_exercises_path() -> Path:
-    """``$QUIZAPP_EXERCISES``, else ``./exercises`` if it exists, else the checkout's ``exercises/``.
+    """``$QUIZAPP_EXERCISES``, else ``./exercises`` if it exists, else the bundled course.
 
-    The fallback makes ``pip install -e . && quizapp serve`` work from any directory of a fresh
-    clone.  When neither exists, ``./exercises`` is returned (syncing it reports the missing folder).
+    The bundled course is the checkout's ``exercises/`` or, for an installed wheel, the copy
+    inside the package (:func:`quizapp.resources.bundled_folder`): so ``quizapp serve`` works from
+    any directory, an empty one included.  When none exists, ``./exercises`` is returned (syncing
+    it reports the missing folder).
     """
     env = os.environ.get("QUIZAPP_EXERCISES")
     if env:
@@ -106,10 +108,7 @@ def default_exercises_path() -> Path:
     here = Path("exercises").resolve()
     if here.is_dir():
         return here
-    bundled = _PACKAGE_ROOT / "exercises"
-    if bundled.is_dir():
-        return bundled
-    return here
+    return bundled_folder("exercises") or here
 
 
 def normalize_database_url(url: str) -> str:

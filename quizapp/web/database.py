@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -24,10 +23,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from quizapp.config import SQLITE_BUSY_TIMEOUT_MS, SQLITE_SYNCHRONOUS_VALUES
+from quizapp.resources import migrations_dir
 from quizapp.services import WRITE_OPTION
 
-#: The Alembic history (Flask-Migrate layout) at the root of the source checkout.
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+#: The Alembic history (Flask-Migrate layout): ``migrations/`` of the checkout, or the copy the
+#: wheel ships inside the package (see :mod:`quizapp.resources`).
+MIGRATIONS_DIR = migrations_dir()
 
 
 @event.listens_for(Engine, "connect")
