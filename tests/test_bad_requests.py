@@ -1,4 +1,4 @@
-"""Every input of ``../shared/cases/bad-requests.md`` gets a clear 4xx (or a page with a message),
+"""Every input of ``tests/cases/bad-requests.md`` (the copy of ``../shared/cases/``) gets a clear 4xx (or a page with a message),
 never a 500, never a half-stored record, and the server answers the next request.
 
 Where each item is covered:

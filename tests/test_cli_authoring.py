@@ -89,8 +89,8 @@ def test_validate_a_single_file(bank: Path) -> None:
     assert code == 1 and re.match(rf"{path}:10:9: prompt: unknown placeholder {{{{ c }}}}", out)
 
 
-def test_validate_shared_bad_yaml_folder(shared_dir: Path) -> None:
-    code, out, _ = run("validate", str(shared_dir / "cases" / "bad-yaml"))
+def test_validate_shared_bad_yaml_folder(cases_dir: Path) -> None:
+    code, out, _ = run("validate", str(cases_dir / "bad-yaml"))
     assert code == 1
     for name in (
         "tab-indent.yaml:5:",
@@ -243,11 +243,11 @@ def test_readme_example_validates_checks_and_previews_as_shown(tmp_path: Path) -
 
 
 def test_check_reports_the_shared_impossible_require_quickly(
-    shared_dir: Path, tmp_path: Path
+    cases_dir: Path, tmp_path: Path
 ) -> None:
     import time
 
-    source = (shared_dir / "cases" / "bad-yaml" / "impossible-require.yaml").read_text()
+    source = (cases_dir / "bad-yaml" / "impossible-require.yaml").read_text()
     root = make_bank(
         tmp_path / "b", {"q/quiz.yaml": "title: Q\n", "q/impossible-require.yaml": source}
     )
