@@ -248,7 +248,7 @@ def cache_key(n_students: int, seed_secret: str, rng_seed: int) -> str:
         p for p in (REPO / "exercises").rglob("*") if p.is_file()
     )
     files += [REPO / "quizapp" / name for name in ("models.py", "models_instructor.py",
-                                                    "services.py")]  # fmt: skip
+                                                    "services")]  # fmt: skip
     for path in files:
         h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:24]
@@ -288,7 +288,7 @@ def prepare_class(
         db.engine.dispose()
     gen_s = generate_class(db_path, n_students, env["QUIZAPP_SEED_SECRET"], random.Random(rng_seed))
     with app.app_context():
-        from quizapp.instructor import totals
+        from quizapp.services import totals
 
         t0 = time.perf_counter()
         assert totals.ensure_current(db.session)  # score_totals built from the progress rows

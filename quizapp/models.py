@@ -14,7 +14,7 @@ Tables and what they guarantee:
   submission; scoreboards and gradebooks read these rows, never scan submissions.
 - ``score_totals``: per student, their progress summed per quiz and over the course (live,
   non-excused exercises), updated in the same transaction as the progress rows; the scoreboard
-  ranks these rows (``quizapp.instructor.totals``).  ``score_totals_state`` holds the fingerprint
+  ranks these rows (``quizapp.services.totals``).  ``score_totals_state`` holds the fingerprint
   of the live exercises the totals were computed for.
 
 All timestamps are timezone-aware UTC (``UTCDateTime`` restores the zone SQLite drops).
@@ -397,7 +397,7 @@ class ScoreTotal(db.Model):
     archived) they are not excused from: ``points`` (sum of ``best_points``), ``solved`` (rows
     with ``solved_at``), ``attempts`` (sum of ``attempts_used``), ``reached_at`` (latest
     ``best_reached_at`` among rows with points, the scoreboard's tie-break).  Maintained by
-    ``quizapp.instructor.totals`` in the transaction that changes a progress row; a student with
+    ``quizapp.services.totals`` in the transaction that changes a progress row; a student with
     no row has 0 / 0 / 0 / None.
     """
 

@@ -143,3 +143,19 @@ def test_every_value_is_close_to_itself_in_every_mode(x: float) -> None:
     for tol in (EXACT, Tolerance(), Tolerance("sigfig", digits=3), Tolerance("decdig", digits=2)):
         assert close(x, x, tol)
         assert close(-0.0 if x == 0 else x, x, tol)
+
+
+@pytest.mark.parametrize(
+    ("key", "answer", "digits"),
+    [(0.3 * 3 + 0.1, 0.998, 3), (0.7 + 0.1 + 0.1 + 0.1, 1.04, 2), (1 - 2**-53, 0.996, 3)],
+)
+def test_sigfig_reads_a_key_a_few_ulps_below_a_power_of_ten_as_that_power(
+    key: float, answer: float, digits: int
+) -> None:
+    # The key is 1 up to binary rounding, so the unit is that of 1: 10**-(digits - 1).
+    assert key < 1.0 and abs(key - 1.0) < 1e-15
+    unit = 10.0 ** -(digits - 1)
+    assert abs(answer - 1.0) < 0.51 * unit
+    assert close(answer, key, Tolerance("sigfig", digits=digits))
+    # ... and still not more than half a unit away.
+    assert not close(1.0 - 0.6 * unit, key, Tolerance("sigfig", digits=digits))

@@ -442,3 +442,8 @@ def test_unicode_fractions_and_subscripts() -> None:
         parse_number("2¾")  # NFKC alone would read it as 23/4
     with pytest.raises(InvalidAnswer, match="Subscript digits"):
         parse_number("10₂")
+
+
+@pytest.mark.parametrize("caret", ["\u02c6", "\u02c4", "\u2038", "\u2303", "\uff3e"])
+def test_circumflex_look_alikes_are_powers(caret: str) -> None:
+    assert parse_number(f"2{caret}3") == 8.0

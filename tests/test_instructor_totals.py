@@ -1,4 +1,4 @@
-"""The scoreboard totals (``score_totals``, ``quizapp.instructor.totals``) always equal a
+"""The scoreboard totals (``score_totals``, ``quizapp.services.totals``) always equal a
 recompute from the submissions: after random sequences of submits (correct, wrong, partly right,
 practice), excusals, regrades and ``recompute_progress`` calls, after a bank change (an exercise
 archived, restored), and after the migration's back-fill.
@@ -31,9 +31,9 @@ from test_instructor_support import (
 
 from quizapp import instructor as inst
 from quizapp import services
-from quizapp.instructor import totals
 from quizapp.models import Exercise, Progress, ScoreTotal, ScoreTotalsState, User, db
 from quizapp.models_instructor import Excusal
+from quizapp.services import totals
 
 EXERCISES = (DECK, TWO, TRANSPOSE)
 STUDENTS = ("ana", "ben", "cleo", "dan", "eve")

@@ -67,8 +67,8 @@ def test_refreshing_one_student_reads_only_their_progress_rows(scale_app, scope:
     """What submit adds per graded answer: the aggregate behind the student's totals rows."""
     from sqlalchemy import literal
 
-    from quizapp.instructor.totals import _aggregate
     from quizapp.models import Exercise
+    from quizapp.services.totals import _aggregate
 
     app, _ = scale_app
     column = literal("") if scope == "course" else Exercise.quiz_id

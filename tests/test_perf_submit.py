@@ -26,7 +26,7 @@ GET_STATEMENTS = 5
 # exercise's attempts/points again (Core), the variant's submissions (Core); INSERT submission
 # (Core), UPDATE progress (ORM); then the student's scoreboard totals (a graded submit): DELETE
 # their score_totals rows, INSERT ... SELECT the course row and the per-quiz rows
-# (quizapp.instructor.totals.refresh_user_totals).  (COMMITs are not cursor statements.)
+# (quizapp.services.totals.refresh_user_totals).  (COMMITs are not cursor statements.)
 TOTALS_STATEMENTS = 3
 POST_STATEMENTS = 10 + TOTALS_STATEMENTS
 # The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.

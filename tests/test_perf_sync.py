@@ -44,7 +44,7 @@ def bank_dir(tmp_path: Path) -> Path:
 def test_sync_leaves_the_scoreboard_totals_current(tmp_path: Path, bank_dir: Path) -> None:
     """The scoreboard totals are rebuilt at sync when the live exercises change, so the next
     scoreboard view has nothing to rebuild."""
-    from quizapp.instructor import totals
+    from quizapp.services import totals
 
     app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
     with app.app_context():
@@ -60,7 +60,7 @@ def test_sync_leaves_the_scoreboard_totals_current(tmp_path: Path, bank_dir: Pat
 def test_first_sync_rows_match_the_files_in_a_constant_number_of_statements(
     tmp_path: Path, bank_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from quizapp.instructor import totals
+    from quizapp.services import totals
 
     app = make_app(tmp_path, QUIZAPP_EXERCISES=bank_dir)
     files = _exercise_files(bank_dir)

@@ -8,7 +8,8 @@ functions ``is_correct_scalar_ra``, ``is_correct_scalar_sf``, ``is_correct_scala
   An expected value of 0 gets no relative room (``rtol * 0 = 0``): only ``atol`` admits answers
   near 0, which is why the default ``atol`` is not 0.  With ``atol=0`` an expected 0 is still
   reachable, by typing 0 (or ``-0``) exactly.
-- ``sigfig`` N: let ``n = N - 1 - floor(log10 |e|)`` (``n = N - 1`` when ``e = 0``); accepted when
+- ``sigfig`` N: let ``n = N - 1 - floor(log10 |e|)`` (``n = N - 1`` when ``e = 0``; ``|e|`` is
+  read ``SLACK_ULPS`` ulps larger, so 0.9999999999999999 counts as 1); accepted when
   ``|a - e| <= 0.51 * 10**-n``, i.e. within half a unit in the N-th significant digit of ``e``.
 - ``decdig`` N: accepted when ``|a - e| <= 0.51 * 10**-N``: half a unit in the N-th decimal place.
 
@@ -88,8 +89,12 @@ def tolerance_bound(expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     digits = int(tolerance.digits)  # type: ignore[arg-type]
     if tolerance.mode == "decdig":
         return np.full(e.shape, DIGITS_FACTOR * 10.0**-digits)
+    # The magnitude of e, read as if e were a few ulps larger: a key computed as
+    # 0.3*3 + 0.1 = 0.9999999999999999 has the magnitude of 1 (binary rounding never decides).
+    with np.errstate(over="ignore"):
+        widened = np.minimum(e * (1.0 + SLACK_ULPS * _EPS), np.finfo(float).max)
     with np.errstate(divide="ignore"):
-        magnitude = np.where(e > 0, np.floor(np.log10(np.where(e > 0, e, 1.0))), 0.0)
+        magnitude = np.where(e > 0, np.floor(np.log10(np.where(e > 0, widened, 1.0))), 0.0)
     n = digits - 1 - magnitude
     return DIGITS_FACTOR * np.power(10.0, -n)
 

@@ -123,6 +123,11 @@ _SUPERSCRIPT_RUN = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
 _TRANSLATE = {ord(c): "-" for c in _DASHES}
 _TRANSLATE.update({ord(c): "*" for c in _TIMES})
 _TRANSLATE.update({ord(c): "/" for c in _DIVIDE})
+#: Circumflex look-alikes phone and desktop keyboards produce for "^": the modifier letter
+#: circumflex (U+02C6, iOS), the modifier up arrowhead (U+02C4), the caret (U+2038) and the up
+#: arrowhead (U+2303).  (The full-width circumflex U+FF3E becomes "^" by NFKC.)
+_CARETS = "\u02c6\u02c4\u2038\u2303"
+_TRANSLATE.update({ord(c): "^" for c in _CARETS})
 _TRANSLATE.update({ord("\u03c0"): "pi", ord("\u221e"): "inf", ord("\r"): "\n"})
 _TRANSLATE.update({ord("\u2028"): "\n", ord("\u2029"): "\n"})
 # "1.5x10^3" / "1.5 X 10^3": the letter x used as a times sign before a power of ten.

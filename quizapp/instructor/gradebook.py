@@ -16,7 +16,6 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from quizapp import services
-from quizapp.instructor import totals
 from quizapp.instructor._scope import get_quiz, live_exercises
 from quizapp.instructor.course import CourseConfig
 from quizapp.models import (
@@ -25,6 +24,7 @@ from quizapp.models import (
     User,
 )
 from quizapp.models_instructor import Excusal
+from quizapp.services import totals
 
 
 @dataclass(slots=True)

@@ -4,7 +4,6 @@ previous verdicts in history, in one transaction."""
 from __future__ import annotations
 
 import logging
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp import services
-from quizapp.instructor import totals
 from quizapp.instructor.gradebook import fmt_points
 from quizapp.models import (
     Exercise,
@@ -25,6 +23,7 @@ from quizapp.models import (
     Variant,
 )
 from quizapp.models_instructor import Regrade, VerdictHistory
+from quizapp.services import totals
 
 log = logging.getLogger(__name__)
 
@@ -179,24 +178,17 @@ def _grade_safely(bank_variant: Any, answer: Any) -> Any:
 
 
 def _verdict_payload(verdict: Any) -> tuple[dict[str, Any], float, str, list[str], Any]:
-    vdict = _json_safe(verdict.to_dict())
+    vdict = services.json_safe(verdict.to_dict())
     vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
     score = float(verdict.score) if verdict.score == verdict.score else 0.0
     score = min(1.0, max(0.0, score))
-    return vdict, score, verdict.status, list(verdict.mistake_codes), _json_safe(verdict.parsed)
-
-
-def _json_safe(value: Any) -> Any:
-    """``value`` with NaN/inf as None and arrays as lists (JSON columns need valid JSON)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if hasattr(value, "tolist"):
-        return _json_safe(value.tolist())
-    return value
+    return (
+        vdict,
+        score,
+        verdict.status,
+        list(verdict.mistake_codes),
+        services.json_safe(verdict.parsed),
+    )
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -1,5 +1,5 @@
 """The scoreboard: one ranked query over the students' totals rows (``score_totals``, the
-per-student aggregate of their progress rows kept by ``quizapp.instructor.totals``)."""
+per-student aggregate of their progress rows kept by ``quizapp.services.totals``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from sqlalchemy import Numeric, and_, cast, func, select
 from sqlalchemy.orm import Session
 
 from quizapp import services
-from quizapp.instructor import totals
 from quizapp.instructor._scope import get_quiz, live_exercises
 from quizapp.models import ScoreTotal, User
+from quizapp.services import totals
 
 SCOREBOARD_SORTS = ("rank", "name", "points", "solved", "attempts", "last")
 
@@ -65,7 +65,7 @@ def _scoreboard_query(quiz_id: str | None) -> Any:
     time the total was reached asc, then username).
 
     The totals rows are the per-student aggregate of the live, non-excused progress rows
-    (``quizapp.instructor.totals``), so this reads one row per student (index
+    (``quizapp.services.totals``), so this reads one row per student (index
     ``uq_score_totals_scope_user_id``) instead of aggregating all their progress rows.
     """
     scope = totals.COURSE if quiz_id is None else quiz_id

@@ -218,7 +218,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
             {
                 "title": s.title,
                 "text": s.text,
-                "value": services._json_safe(s.value) if s.value is not None else None,
+                "value": services.json_safe(s.value) if s.value is not None else None,
             }
             for s in bank_variant.solution
         ]

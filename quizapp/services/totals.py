@@ -43,7 +43,6 @@ from typing import Any
 from sqlalchemy import Integer, and_, bindparam, case, delete, func, insert, literal, select
 from sqlalchemy.orm import Session
 
-from quizapp import services
 from quizapp.models import (
     Exercise,
     Progress,
@@ -54,6 +53,7 @@ from quizapp.models import (
     utcnow,
 )
 from quizapp.models_instructor import Excusal
+from quizapp.services.transactions import begin_write
 
 #: The scope of the whole course's row (a quiz's rows have the quiz id).
 COURSE = ""
@@ -202,7 +202,7 @@ def ensure_current(session: Session, live: Iterable[Exercise] | None = None) -> 
     state = session.get(ScoreTotalsState, STATE_ID)
     if state is not None and state.fingerprint == fingerprint:
         return False
-    services.begin_write(session)
+    begin_write(session)
     try:
         fingerprint = current_fingerprint(session)
         state = session.get(ScoreTotalsState, STATE_ID)

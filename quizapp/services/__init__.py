@@ -1,0 +1,149 @@
+"""Use cases of the app: accounts and tokens, bank sync, variants, submissions, progress.
+
+Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (no request, no
+``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
+One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
+then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
+``submissions``, ``progress``). This package re-exports their public names, so callers write
+``services.submit(...)``.
+
+Transactions: functions that write end the caller's open (read) transaction and run their writes
+in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
+lock is taken up front, so concurrent writers queue instead of failing with "database is locked")
+and on PostgreSQL locks the student's progress row with ``SELECT ... FOR UPDATE``.  Either way,
+concurrent submits of one (user, exercise) are serialized and cannot use more than the allowed
+attempts.  They commit before returning.
+"""
+
+from __future__ import annotations
+
+from quizapp.models import utcnow
+from quizapp.services.accounts import (
+    PASSWORD_MAX,
+    PASSWORD_MIN,
+    USERNAME_BAD_START,
+    USERNAME_RE,
+    authenticate,
+    create_user,
+    find_user,
+    validate_display_name,
+    validate_username,
+)
+from quizapp.services.answer_input import (
+    MAX_ANSWER_CHARS,
+    MAX_CELL_CHARS,
+    MAX_GRID,
+    answer_grid_shape,
+    canonical_answer,
+    check_grid_shape,
+    decode_raw_answer,
+    encode_raw_answer,
+    normalize_answer,
+)
+from quizapp.services.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    NotFound,
+    ServiceError,
+    Unavailable,
+)
+from quizapp.services.progress import (
+    ExerciseSummary,
+    QuizSummary,
+    quiz_summaries,
+    recompute_progress,
+)
+from quizapp.services.submissions import (
+    SubmissionRow,
+    SubmitResult,
+    json_safe,
+    submission_rows,
+    submit,
+    variant_submissions,
+)
+from quizapp.services.sync import SyncReport, sync_bank, sync_folder
+from quizapp.services.text import db_safe, name_problem, printable_text
+from quizapp.services.tokens import (
+    TOKEN_TOUCH_SECONDS,
+    create_api_token,
+    hash_token,
+    revoke_api_token,
+    user_for_token,
+)
+from quizapp.services.transactions import WRITE_OPTION, begin_write
+from quizapp.services.variants import (
+    EXERCISE_ID_RE,
+    VariantState,
+    check_quiz_visible,
+    ensure_progress,
+    generate_preview,
+    generate_variant,
+    get_exercise,
+    get_or_create_variant,
+    get_progress,
+    new_practice_variant,
+    variant_state,
+)
+
+__all__ = [
+    "EXERCISE_ID_RE",
+    "MAX_ANSWER_CHARS",
+    "MAX_CELL_CHARS",
+    "MAX_GRID",
+    "PASSWORD_MAX",
+    "PASSWORD_MIN",
+    "TOKEN_TOUCH_SECONDS",
+    "USERNAME_BAD_START",
+    "USERNAME_RE",
+    "WRITE_OPTION",
+    "BadRequest",
+    "Conflict",
+    "ExerciseSummary",
+    "Forbidden",
+    "NotFound",
+    "QuizSummary",
+    "ServiceError",
+    "SubmissionRow",
+    "SubmitResult",
+    "SyncReport",
+    "Unavailable",
+    "VariantState",
+    "authenticate",
+    "begin_write",
+    "canonical_answer",
+    "answer_grid_shape",
+    "check_grid_shape",
+    "check_quiz_visible",
+    "create_api_token",
+    "create_user",
+    "db_safe",
+    "decode_raw_answer",
+    "encode_raw_answer",
+    "ensure_progress",
+    "find_user",
+    "generate_preview",
+    "generate_variant",
+    "get_exercise",
+    "get_or_create_variant",
+    "get_progress",
+    "hash_token",
+    "json_safe",
+    "name_problem",
+    "new_practice_variant",
+    "normalize_answer",
+    "printable_text",
+    "quiz_summaries",
+    "recompute_progress",
+    "revoke_api_token",
+    "submission_rows",
+    "submit",
+    "sync_bank",
+    "sync_folder",
+    "user_for_token",
+    "utcnow",
+    "validate_display_name",
+    "validate_username",
+    "variant_state",
+    "variant_submissions",
+]

@@ -1,0 +1,148 @@
+"""Accounts: usernames, display names, creating users, signing in."""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from quizapp.models import (
+    USERNAME_MAX,
+    User,
+    username_key,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+from quizapp.services.errors import BadRequest, Conflict
+from quizapp.services.text import DISPLAY_NAME_MAX, db_safe, name_problem
+from quizapp.services.transactions import begin_write
+
+log = logging.getLogger(__name__)
+
+USERNAME_RE = re.compile(r"^[\w.@+-]+$")
+USERNAME_BAD_START = ("-", "+", "@")
+PASSWORD_MIN = 8
+PASSWORD_MAX = 1024
+
+
+def validate_username(username: str) -> str:
+    """The username stripped and NFC-normalized.
+
+    Raises ``BadRequest`` unless it is 1-64 characters that are (after NFKC normalization) letters,
+    digits or ``. @ + - _``, not starting with ``- + @`` (``USERNAME_BAD_START``: a CSV cell
+    starting with them is a spreadsheet formula, OWASP "CSV Injection").
+    """
+    if not isinstance(username, str):
+        raise BadRequest("The username must be text.")
+    name = unicodedata.normalize("NFC", username.strip())
+    if not name:
+        raise BadRequest("Choose a username.")
+    if len(name) > USERNAME_MAX:
+        raise BadRequest(f"The username is too long (at most {USERNAME_MAX} characters).")
+    folded = unicodedata.normalize("NFKC", name)
+    if not USERNAME_RE.fullmatch(folded) or not folded.isprintable():
+        raise BadRequest("A username may contain only letters, digits and . @ + - _ characters.")
+    if folded[0] in USERNAME_BAD_START:
+        # Spreadsheets read a cell starting with these as a formula; gradebook CSVs would have to
+        # neutralize the identifier column, and LMS imports would then not match the account.
+        raise BadRequest(
+            f"A username may not start with {folded[0]!r} (spreadsheets read it as a formula); "
+            "start it with a letter or digit."
+        )
+    return name
+
+
+def validate_display_name(display_name: Any) -> str:
+    """The display name stripped; raises ``BadRequest`` for one that is not text, longer than
+    ``DISPLAY_NAME_MAX`` characters, or holding a character :func:`name_problem` refuses."""
+    if display_name is None:
+        return ""
+    if not isinstance(display_name, str):
+        raise BadRequest("The display name must be text.")
+    name = display_name.strip()
+    if len(name) > DISPLAY_NAME_MAX:
+        raise BadRequest(f"The display name is too long (at most {DISPLAY_NAME_MAX} characters).")
+    problem = name_problem(name, "display name")
+    if problem:
+        raise BadRequest(problem)
+    return name
+
+
+def find_user(session: Session, username: str) -> User | None:
+    """The user whose username matches ``username`` case- and normalization-insensitively."""
+    if not isinstance(username, str) or len(username) > 4 * USERNAME_MAX:
+        return None
+    if not db_safe(username):  # NUL / lone surrogates: no such user (PostgreSQL cannot compare)
+        return None
+    return session.scalar(select(User).where(User.username_key == username_key(username.strip())))
+
+
+def create_user(
+    session: Session,
+    username: str,
+    password: str,
+    *,
+    role: str = "student",
+    display_name: str = "",
+    email: str | None = None,
+) -> User:
+    """Create and commit a user.
+
+    Raises ``BadRequest`` for an invalid username, role or a password shorter than 8 characters,
+    and ``Conflict`` when the username is taken (compared after NFKC normalization and case
+    folding, see ``quizapp.models.username_key``).
+    """
+    name = validate_username(username)
+    if role not in ("student", "instructor"):
+        raise BadRequest("The role must be 'student' or 'instructor'.")
+    if not isinstance(password, str) or len(password) < PASSWORD_MIN:
+        raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
+    if len(password) > PASSWORD_MAX:
+        raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
+    if not db_safe(password.replace("\x00", "")):
+        raise BadRequest("The password must be valid text (it holds an unpaired surrogate).")
+    display_name = validate_display_name(display_name)
+    email = (email or "").strip()[:254] or None
+    begin_write(session)
+    key = username_key(name)
+    if session.scalar(select(User.id).where(User.username_key == key)) is not None:
+        session.rollback()
+        raise Conflict("That username is taken.")
+    user = User(username=name, username_key=key, role=role, display_name=display_name, email=email)
+    user.set_password(password)
+    session.add(user)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict("That username is taken.") from None
+    return user
+
+
+def authenticate(session: Session, username: str, password: str) -> User | None:
+    """The active user with these credentials, or None.  Never raises for bad input."""
+    if not isinstance(password, str) or len(password) > PASSWORD_MAX:
+        return None
+    if not db_safe(password.replace("\x00", "")):  # lone surrogates cannot be hashed (UTF-8)
+        return None
+    user = find_user(session, username)
+    if user is None or not user.active:
+        # Spend the same time as a real check, so response time does not reveal usernames.
+        User(password_hash=_DUMMY_HASH).check_password(password)
+        return None
+    return user if user.check_password(password) else None
+
+
+_DUMMY_HASH = (
+    "scrypt:32768:8:1$0000000000000000$"
+    "7d0d9e2a6b5b0c2f5d5d7f1e6f7f2c9b8f1b0a0e3c1d5e7f9a1b3c5d7e9f1a3b"
+    "5d7f9a1b3c5d7e9f1a3b5d7f9a1b3c5d7e9f1a3b5d7f9a1b3c5d7e9f1a3b5d7f"
+)

@@ -1,0 +1,271 @@
+"""Bank sync: make the database's quizzes and exercises match the YAML bank."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from quizapp.models import (
+    Exercise,
+    ExerciseVersion,
+    Progress,
+    Quiz,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from quizapp.bank import Bank
+
+
+from quizapp.services.totals import ensure_current
+from quizapp.services.transactions import begin_write
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncReport:
+    """What ``sync_bank`` did.  ``errors`` are ``"file:line:column: message"`` strings."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    kept_previous: list[str] = field(default_factory=list)
+    quizzes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        """One line: counts of each outcome."""
+        return (
+            f"{len(self.quizzes)} quizzes, {len(self.added)} exercises added, "
+            f"{len(self.updated)} updated, {len(self.unchanged)} unchanged, "
+            f"{len(self.archived)} archived, {len(self.restored)} restored, "
+            f"{len(self.errors)} errors"
+            + (
+                f" ({len(self.kept_previous)} kept their previous version)"
+                if self.kept_previous
+                else ""
+            )
+        )
+
+
+def _error_target(root: Path, error_file: Any) -> tuple[str | None, str | None]:
+    """(quiz id, exercise id) a bank error's file belongs to, as far as the path tells."""
+    if not error_file:
+        return None, None
+    try:
+        rel = Path(str(error_file)).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        rel = Path(str(error_file))
+    parts = rel.parts
+    if len(parts) >= 2:
+        quiz_id = parts[-2]
+        stem = Path(parts[-1]).stem
+        if stem == "quiz":
+            return quiz_id, None
+        return quiz_id, f"{quiz_id}/{stem}"
+    if len(parts) == 1:
+        return parts[0], None
+    return None, None
+
+
+def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncReport:
+    """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
+
+    - A new exercise is added with its first ``ExerciseVersion``; an exercise whose YAML changed
+      (different content hash) gets a new version, which new variants use; variants already
+      started keep the version they were generated from (and their submissions stay tied to it).
+    - An exercise or quiz missing from the bank is archived (hidden), never deleted; it is restored
+      if it comes back.
+    - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
+      stored on the exercise (``sync_error``) and reported.
+    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``.
+    """
+    from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
+
+    report = SyncReport()
+    root = root or Path(".")
+    begin_write(session)
+    now = utcnow()
+
+    errored_quizzes: set[str] = set()
+    errored_exercises: dict[str, str] = {}
+    for err in bank.errors:
+        text = str(err)
+        report.errors.append(text)
+        quiz_id, exercise_id = _error_target(root, getattr(err, "file", None))
+        if exercise_id:
+            errored_exercises.setdefault(exercise_id, text)
+        elif quiz_id:
+            errored_quizzes.add(quiz_id)
+
+    existing_quizzes = {q.id: q for q in session.scalars(select(Quiz))}
+    for quiz in bank.quizzes.values():
+        row = existing_quizzes.get(quiz.id)
+        if row is None:
+            row = Quiz(id=quiz.id, created_at=now)
+            session.add(row)
+        if row.archived:
+            row.archived = False
+        row.title = quiz.title
+        row.description = quiz.description or ""
+        row.position = int(quiz.order or 0)
+        row.opens_at = quiz.opens
+        row.closes_at = quiz.closes
+        if row.content_hash != quiz.content_hash:
+            row.content_hash = quiz.content_hash
+            row.updated_at = now
+        report.quizzes.append(quiz.id)
+    session.flush()
+
+    existing = {e.id: e for e in session.scalars(select(Exercise))}
+    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
+    versions: set[tuple[str, str]] = {
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
+    }
+    repoint: list[tuple[str, float]] = []
+    new_versions: list[dict[str, Any]] = []
+    new_exercises: list[dict[str, Any]] = []
+    positions: dict[str, int] = {}
+    for quiz in bank.quizzes.values():
+        for i, ex_id in enumerate(quiz.exercise_ids):
+            positions[ex_id] = i
+
+    known_quizzes = set(bank.quizzes) | set(existing_quizzes)
+    for ex in bank.exercises.values():
+        if ex.quiz_id not in known_quizzes:
+            report.errors.append(
+                f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
+            )
+            continue
+        spec = ex.spec
+        row = existing.get(ex.id)
+        title = str(getattr(spec, "title", ex.id))
+        points = float(getattr(spec, "points", 10))
+        attempts = int(getattr(spec, "attempts", 3))
+        fields: dict[str, Any] = {
+            "quiz_id": ex.quiz_id,
+            "title": title,
+            "kind": str(getattr(spec, "kind", "")),
+            "points": points,
+            "attempts": attempts,
+            "practice": bool(getattr(spec, "practice", True)),
+            "concepts": [str(c) for c in (getattr(spec, "concepts", None) or [])],
+        }
+        if (ex.id, ex.content_hash) not in versions:
+            new_versions.append(
+                {
+                    "exercise_id": ex.id,
+                    "content_hash": ex.content_hash,
+                    "source": ex.source,
+                    "title": title,
+                    "points": points,
+                    "attempts": attempts,
+                    "created_at": now,
+                }
+            )
+            versions.add((ex.id, ex.content_hash))
+        if row is None:
+            # A new exercise: one row of a single executemany (no ORM object per row).
+            new_exercises.append(
+                {
+                    "id": ex.id,
+                    **fields,
+                    "position": positions.get(ex.id, 0),
+                    "current_hash": ex.content_hash,
+                    "archived": False,
+                    "sync_error": None,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+            report.added.append(ex.id)
+            continue
+        if row.current_hash != ex.content_hash:
+            report.updated.append(ex.id)
+        elif row.archived:
+            report.restored.append(ex.id)
+        else:
+            report.unchanged.append(ex.id)
+        if row.archived and ex.id not in report.restored:
+            report.restored.append(ex.id)
+        old_points = row.points
+        for name, value in fields.items():
+            setattr(row, name, value)
+        row.position = positions.get(ex.id, row.position or 0)
+        row.archived = False
+        row.sync_error = None
+        if row.current_hash != ex.content_hash:
+            row.current_hash = ex.content_hash
+            row.updated_at = now
+        if old_points is not None and old_points != points:
+            repoint.append((ex.id, points))
+    # One flush for the changed exercises instead of one per exercise; then the new exercises
+    # and the new versions each in one executemany, in bank order (version ids ascend as
+    # before), without loading them back (nothing here needs them as objects).
+    session.flush()
+    if new_exercises:
+        session.execute(insert(Exercise), new_exercises)
+    if new_versions:
+        session.execute(insert(ExerciseVersion), new_versions)
+    for ex_id, points in repoint:
+        session.execute(
+            update(Progress)
+            .where(Progress.exercise_id == ex_id)
+            .values(best_points=Progress.best_score * points)
+        )
+
+    for ex_id, row in existing.items():
+        if ex_id in bank.exercises:
+            continue
+        if ex_id in errored_exercises:
+            row.sync_error = errored_exercises[ex_id]
+            report.kept_previous.append(ex_id)
+            continue
+        if row.quiz_id in errored_quizzes:
+            report.kept_previous.append(ex_id)
+            continue
+        if not row.archived:
+            row.archived = True
+            row.updated_at = now
+            report.archived.append(ex_id)
+
+    for quiz_id, qrow in existing_quizzes.items():
+        if quiz_id in bank.quizzes or quiz_id in errored_quizzes:
+            continue
+        live_children = any(e.quiz_id == quiz_id and not e.archived for e in existing.values())
+        if not qrow.archived and not live_children:
+            qrow.archived = True
+            qrow.updated_at = now
+    session.commit()
+    # Scoreboard totals follow the live exercises and their points: rebuild them now, at sync,
+    # rather than on the next scoreboard view (which still checks, as a safety net).  One
+    # fingerprint query when nothing changed.
+    ensure_current(session)
+    return report
+
+
+def sync_folder(session: Session, root: Path) -> SyncReport:
+    """``load_bank(root)`` then :func:`sync_bank`.  A missing folder archives nothing."""
+    from quizapp.bank import load_bank
+
+    root = Path(root)
+    if not root.is_dir():
+        report = SyncReport()
+        report.errors.append(f"{root}: the exercises folder does not exist")
+        return report
+    return sync_bank(session, load_bank(root), root)
