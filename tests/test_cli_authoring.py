@@ -218,30 +218,6 @@ def test_grade_exercise_id_end_to_end(bank: Path) -> None:
     assert code == 0 and verdict["status"] == "incorrect" and verdict["score"] == 0.0
 
 
-def _readme_section() -> str:
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    return text.split("## Authoring exercises", 1)[1].split("\n## ", 1)[0]
-
-
-def test_readme_example_validates_checks_and_previews_as_shown(tmp_path: Path) -> None:
-    section = _readme_section()
-    example = next(
-        b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "kind: expression" in b
-    )
-    root = make_bank(
-        tmp_path / "exercises",
-        {"my-quiz/quiz.yaml": "title: My quiz\n", "my-quiz/attention-weights.yaml": example},
-    )
-    assert run("validate", str(root)) == (0, "OK: 1 quiz, 1 exercise, no problems.\n", "")
-    code, out, _ = run("check", str(root), "--seeds", "40")
-    assert code == 0, out
-    shown = section.split("$ quizapp preview my-quiz/attention-weights --seed 3\n", 1)[1].split(
-        "```", 1
-    )[0]
-    code, out, _ = run("preview", "my-quiz/attention-weights", "--seed", "3", "--bank", str(root))
-    assert code == 0 and out == shown
-
-
 def test_check_reports_the_shared_impossible_require_quickly(
     cases_dir: Path, tmp_path: Path
 ) -> None:
