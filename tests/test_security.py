@@ -348,6 +348,11 @@ def test_anonymous_visitors_reach_no_page_but_login_register_reset(app: Any) -> 
     with app.app_context():
         uid = services.find_user(db.session, ALICE).id
     public = {"auth.login", "auth.register", "static", "instructor_public.reset"}
+    # The API's own description is public, and holds no data of anyone.
+    described = anon.get("/api/v1/openapi.json")
+    assert described.status_code == 200 and described.get_json()["openapi"].startswith("3.1")
+    assert ALICE not in described.get_data(as_text=True)
+    public.add("api.openapi")
     for rule in app.url_map.iter_rules():
         if rule.endpoint in public or "GET" not in rule.methods:
             continue
