@@ -125,26 +125,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def _trust_proxies(app: Flask) -> None:
     """Behind N reverse proxies / load balancers (``QUIZAPP_PROXY_FIX=N`` in the config or the
-    environment; default 0 = none), take the client address, scheme, host and port from the
-    ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's ``ProxyFix``): rate limits then
-    count per real client, and ``url_for(..., _external=True)`` / CSRF's referrer check see
-    ``https``.  Never set it without a proxy in front: clients could forge their address.
-    Raises :class:`quizapp.config.ConfigError` for a value that is not a whole number from 0 to 10.
+    environment, checked by :mod:`quizapp.config`; default 0 = none), take the client address,
+    scheme, host and port from the ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's
+    ``ProxyFix``): rate limits then count per real client, and ``url_for(..., _external=True)``
+    / CSRF's referrer check see ``https``.  Never set it without a proxy in front: clients could
+    forge their address.
     """
-    import os
-
     from werkzeug.middleware.proxy_fix import ProxyFix
 
-    raw = app.config.get("QUIZAPP_PROXY_FIX", os.environ.get("QUIZAPP_PROXY_FIX", "0"))
-    try:
-        n = int(str(raw).strip() or "0")
-    except ValueError:
-        n = -1
-    if not 0 <= n <= 10:
-        raise ConfigError(
-            f"QUIZAPP_PROXY_FIX must be the number of trusted proxies (0 to 10), got {raw!r}"
-        )
-    app.config["QUIZAPP_PROXY_FIX"] = n
+    n = int(app.config["QUIZAPP_PROXY_FIX"])
     if n:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n
