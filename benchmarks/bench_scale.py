@@ -2,8 +2,10 @@
 
 The class (10,000 students x 40 exercises x 3 submissions = 1.2 M submissions) is generated with
 bulk SQL into a fresh SQLite database (migrated, the real bank synced, exercises past the first
-40 archived), with the service layer's invariants: each (student, exercise) has variant 1 (seed
-from ``derive_seed``), three graded submissions with attempt numbers 1..3 (only the last may be
+40 archived), with the service layer's invariants: each (student, exercise) has variant 1, stored
+(one variant drawn per exercise, its record and page shared by every student's row, with the
+seed that drew it: drawing 400,000 distinct variants would take most of an hour and the
+scoreboard and gradebook never read them), three graded submissions with attempt numbers 1..3 (only the last may be
 correct, since nothing is accepted after a correct answer), and a progress row equal to what
 ``services.submit`` maintains: best score and points, attempts used, submission count, first
 solve time, the time the best score was first reached, last activity; the variant's
@@ -100,6 +102,19 @@ def generate_class(db_path: Path, n_students: int, seed_secret: str, rng: random
         f"UPDATE exercises SET archived = 1 WHERE id NOT IN ({','.join('?' * len(keep))})", keep
     )
     exercises = exercises[:N_EXERCISES]
+    from quizapp.bank import load_exercise_source
+    from quizapp.services.variants import draw_variant
+
+    stored = {}
+    for ex_id, _points, _attempts, version_id in exercises:
+        source = con.execute(
+            "SELECT source FROM exercise_versions WHERE id = ?", (version_id,)
+        ).fetchone()[0]
+        drawn = draw_variant(
+            load_exercise_source(ex_id, source), derive_seed(seed_secret, 0, ex_id, 1)
+        )
+        record = json.dumps(drawn.record, allow_nan=False)
+        stored[ex_id] = (drawn.seed, record, json.dumps(drawn.page), drawn.generator)
     hashed = "scrypt:32768:8:1$benchmark$" + "0" * 128  # never used to sign in
     start = datetime(2026, 9, 1, tzinfo=UTC)
     con.executemany(
@@ -174,10 +189,12 @@ def generate_class(db_path: Path, n_students: int, seed_secret: str, rng: random
                     uid,
                     ex_id,
                     1,
-                    derive_seed(seed_secret, uid, ex_id, 1),
+                    stored[ex_id][0],
                     version_id,
                     _ts(start),
                     finished_at and _ts(finished_at),
+                    *stored[ex_id][1:],
+                    0,
                 )  # fmt: skip
             )
             progress.append(
@@ -213,7 +230,8 @@ def generate_class(db_path: Path, n_students: int, seed_secret: str, rng: random
 def _flush(con: sqlite3.Connection, variants: list, subs: list, progress: list) -> None:
     con.executemany(
         "INSERT INTO variants (id, user_id, exercise_id, variant_number, seed, version_id,"
-        " created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " created_at, finished_at, record, page, generator, seed_fallbacks)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         variants,
     )
     con.executemany(

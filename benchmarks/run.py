@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.common import MissingTool, Result, fmt, machine_info  # noqa: E402
 
-SECTIONS = ("grading", "variants", "http", "scale", "bank")
+SECTIONS = ("grading", "variants", "pages", "http", "scale", "bank")
 
 HEADER = ("figure", "target", "measured", "baseline (same run)", "ratio", "met?")
 

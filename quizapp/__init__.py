@@ -4,4 +4,4 @@ Layers (imports point down only): ``web`` -> ``services`` -> ``models`` + ``bank
 -> ``linalg``.  ``grading``, ``bank`` and ``linalg`` are pure: no Flask, no database.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -8,7 +8,9 @@ Tables and what they guarantee:
 - ``quizzes``, ``exercises``: the bank as last synced; removed ones are archived, never deleted.
 - ``exercise_versions``: every distinct YAML text an exercise ever had (content hash = version).
 - ``variants``: a student's concrete instance of an exercise: (user, exercise, variant number) ->
-  seed and the exercise version it was generated from.
+  seed, the exercise version it was generated from, and, stored at creation and never
+  regenerated, what was drawn (``record``) and what the student is shown (``page``).
+- ``variant_failures``: seeds that could not produce a variant (a fallback seed was used).
 - ``submissions``: append-only, one row per answer posted, with the verdict it got.
 - ``progress``: one row per (user, exercise), updated in the transaction that stores a
   submission; scoreboards and gradebooks read these rows, never scan submissions.
@@ -278,6 +280,19 @@ class Variant(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: when the variant was solved or ran out of attempts (its solution became visible), or None.
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    #: The variant as drawn, frozen at creation (``quizapp.bank.stored.freeze``): values, expected
+    #: answer, answer form, tolerance, detector data.  Every view, submit and regrade reads it.
+    record: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True, deferred_group="stored")
+    #: What the student is shown, rendered once at creation (``quizapp.page.render_page``).
+    page: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True, deferred_group="stored")
+    #: What produced it: ``"quizapp <version>, kind <name>"`` (the YAML is ``version_id``'s).
+    generator: Mapped[str] = mapped_column(String(120), default="")
+    #: How many derived seeds failed before ``seed`` produced the variant (0: the student's own
+    #: seed did; see ``quizapp.bank.seeds.first_working_seed`` and ``variant_failures``).
+    seed_fallbacks: Mapped[int] = mapped_column(Integer, default=0)
+    #: When a regrade last changed the stored answer key (an instructor's corrected ``answer``
+    #: or tolerance), else None; a submit graded against the key before that is retried.
+    rekeyed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
     user: Mapped[User] = relationship()
     exercise: Mapped[Exercise] = relationship()
@@ -289,6 +304,22 @@ class Variant(db.Model):
     @property
     def is_practice(self) -> bool:
         return self.variant_number > 1
+
+
+class VariantFailure(db.Model):
+    """A seed that could not produce a variant (the next derived seed was used instead): logged
+    for the instructor (exercise statistics) and ``quizapp check``."""
+
+    __tablename__ = "variant_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    variant_number: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class VerdictView:

@@ -49,6 +49,7 @@ DATABASE_MODULES = frozenset(
         "test_migrations",
         "test_models",
         "test_services",
+        "test_stored_variants",
         "test_web_auth",
         "test_web_student",
     }

@@ -3,7 +3,9 @@
 - Every ``console`` block is run: each ``$ quizapp ...`` line is invoked and its output must be
   exactly the lines shown under it.  A block runs in a fresh folder holding the files the page
   showed before it (code blocks marked ``<!-- docs-test: file PATH -->``); a block marked
-  ``<!-- docs-test: setup NAME -->`` first runs :data:`SETUPS` [NAME] there.
+  ``<!-- docs-test: setup NAME -->`` first runs :data:`SETUPS` [NAME] there.  A block whose
+  scenario needs a database is marked ``<!-- docs-test: checked-by tests/test_x.py -->``: that
+  test module must exist and read the page (it runs the block itself).
 - Every ``quizapp`` command written anywhere in the docs (code blocks and inline code) names a
   real command and real options.
 - Every relative link resolves (file, and heading anchor where given); every docs page is linked
@@ -87,7 +89,25 @@ SETUPS: dict[str, Callable[[Path], None]] = {"four-mistakes": _four_mistakes}
 
 
 def console_blocks() -> list[Block]:
-    return [b for page in PAGES for b in blocks(page) if b.lang == "console"]
+    """The console blocks this module runs (those checked by another test module aside)."""
+    return [
+        b
+        for page in PAGES
+        for b in blocks(page)
+        if b.lang == "console" and not b.directive.startswith("checked-by ")
+    ]
+
+
+def test_blocks_checked_elsewhere_are_checked_there() -> None:
+    found = 0
+    for page in PAGES:
+        for b in blocks(page):
+            if b.directive.startswith("checked-by "):
+                module = REPO / b.directive.removeprefix("checked-by ").strip()
+                assert b.lang == "console" and module.is_file(), b.id
+                assert page.name in module.read_text(encoding="utf-8"), (b.id, module)
+                found += 1
+    assert found >= 1
 
 
 def _commands(body: str) -> list[tuple[str, str]]:
@@ -151,7 +171,8 @@ def test_every_console_block_is_found() -> None:
 # Every quizapp command named in the docs exists, with the options written
 
 
-_INLINE = re.compile(r"`(quizapp [^`]+)`")
+#: Inline code that is a command: ``quizapp`` and a command name.
+_INLINE = re.compile(r"`(quizapp [a-z][a-z-]*(?: [^`]*)?)`")
 
 
 def _written_commands() -> list[tuple[str, str]]:

@@ -28,11 +28,12 @@ from test_instructor_support import (
     submit,
     sync,
     text_of,
+    variant_values,
 )
 
 from quizapp import instructor as inst
 from quizapp.bank import load_bank
-from quizapp.models import Exercise, Progress, Submission, Variant, db
+from quizapp.models import Progress, Variant, db
 from quizapp.models_instructor import Excusal, Regrade, VerdictHistory
 
 Q1 = "01-linear-systems"
@@ -399,31 +400,57 @@ def test_statistics_break_down_by_a_parameter_that_changed_between_versions(app)
     assert by["answer shape"] == {"2": (4, 3), "3": (2, 1)}
 
 
-def test_regrade_after_fixing_the_yaml_changes_scores_keeps_history(app) -> None:
-    """The deck system's right-hand side is "fixed" from (15, 16) to (15, 17): the expected
-    answer moves from (2, 5) to solve([[5, 1], [3, 2]], [15, 17]) = (13/7, 40/7)."""
-    add_user(app, "ana")
-    add_user(app, "ben")
-    new = np.linalg.solve(np.array([[5.0, 1.0], [3.0, 2.0]]), np.array([15.0, 17.0]))
-    submit(app, "ana", DECK, "2, 5", at(1))  # correct before, wrong after
-    submit(app, "ben", DECK, text_of(new), at(1))  # wrong before
-    submit(app, "ben", DECK, "9, 9", at(2))  # wrong before and after
-    before = stored_submissions(app)
-    assert [s["status"] for s in before] == ["correct", "incorrect", "incorrect"]
+MAPS_BACK = "02-matrices-and-maps/10-transpose-maps-back"  # expression: transpose(A) @ y
 
-    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
+
+def _edit(app, exercise_id: str, old: str, new: str) -> None:
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{exercise_id}.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
     sync(app)
 
+
+def test_regrade_after_fixing_a_wrong_answer_key_uses_the_numbers_each_student_saw(app) -> None:
+    """The instructor published a wrong key (2 A^T y instead of A^T y), fixed it (and, in the same
+    edit, the prompt, a require line and the variables' range), and regraded: every student is
+    graded against A^T y computed HERE from the numbers of their own stored variant; their
+    numbers and prompt do not change; the dry run lists the changes first and writes nothing."""
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: 2 * (transpose(A) @ y)")
+    add_user(app, "ana")
+    add_user(app, "ben")
+    ana_values = variant_values(app, "ana", MAPS_BACK)
+    ben_values = variant_values(app, "ben", MAPS_BACK)
+
+    def right(values):
+        return np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+
+    submit(app, "ana", MAPS_BACK, text_of(2 * right(ana_values)), at(1))  # the wrong key
+    submit(app, "ben", MAPS_BACK, text_of(right(ben_values)), at(1))  # right, marked wrong
+    submit(app, "ben", MAPS_BACK, "9, 9, 9", at(2))  # wrong either way
+    before = stored_submissions(app)
+    assert [s["status"] for s in before] == ["correct", "incorrect", "incorrect"]
     with app.app_context():
-        dry = inst.regrade_exercise(db.session, DECK, dry_run=True)
-        assert dry.changed == 2 and dry.regrade_id is None
-        assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
-        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
-    assert [s["status"] for s in stored_submissions(app)] == ["correct", "incorrect", "incorrect"]
+        pages_before = {
+            v.user_id: (v.page["prompt_html"], v.seed)
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK))
+        }
+
+    _edit(app, MAPS_BACK, "answer: 2 * (transpose(A) @ y)", "answer: transpose(A) @ y")
+    _edit(app, MAPS_BACK, "rank(A) == 2", "rank(A) >= 1")
+    _edit(app, MAPS_BACK, "integers: [-3, 3]", "integers: [-9, 9]")
+    _edit(app, MAPS_BACK, "Compute $A^T", "Now compute $A^T")
 
     with app.app_context():
-        summary = inst.regrade_exercise(db.session, DECK)
+        dry = inst.regrade_exercise(db.session, MAPS_BACK, dry_run=True)
+        assert dry.changed == 2 and dry.regrade_id is None and dry.rekeyed == 2
+        assert [c.username for c in dry.changes] == ["ana", "ben"]  # per student
+        assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
+        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
+    assert stored_submissions(app) == before
+
+    with app.app_context():
+        summary = inst.regrade_exercise(db.session, MAPS_BACK)
         text = summary.text()
     assert summary.regraded == 3 and summary.changed == 2
     assert "ana" in text and "correct 1 -> incorrect 0" in text
@@ -432,102 +459,114 @@ def test_regrade_after_fixing_the_yaml_changes_scores_keeps_history(app) -> None
     assert [s["score"] for s in after] == [0.0, 1.0, 0.0]
     assert len(after) == len(before)  # nothing added, nothing lost
 
+    # Each student still has the numbers and the prompt they saw; the key is A^T y of them.
+    assert variant_values(app, "ana", MAPS_BACK).keys() == ana_values.keys()
+    for name, values in (("ana", ana_values), ("ben", ben_values)):
+        now = variant_values(app, name, MAPS_BACK)
+        assert all(np.array_equal(now[k], values[k]) for k in ("A", "y"))
     with app.app_context():
-        ex = db.session.get(Exercise, DECK)
-        current = ex.current_version.id
-        progress = {
-            p.user.username: p
-            for p in db.session.scalars(select(Progress).where(Progress.exercise_id == DECK))
-        }
-        assert progress["ana"].best_points == 0.0 and progress["ana"].solved_at is None
-        assert progress["ana"].best_reached_at == at(1)
-        assert progress["ben"].best_points == 10.0
-        assert progress["ben"].solved_at == at(1) and progress["ben"].best_reached_at == at(1)
-        assert progress["ben"].attempts_used == 2
-        # Verdict history: the two changed submissions' previous verdicts, tied to the old version.
+        for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK)):
+            assert (v.page["prompt_html"], v.seed) == pages_before[v.user_id]
+            assert "Now compute" not in v.page["prompt_html"]
+            assert v.rekeyed_at is not None
         history = list(db.session.scalars(select(VerdictHistory).order_by(VerdictHistory.id)))
         by_sub = {h.submission_id: h for h in history}
         assert by_sub[before[0]["id"]].status == "correct"
         assert by_sub[before[0]["id"]].score == 1.0
         assert by_sub[before[1]["id"]].status == "incorrect"
-        assert all(h.version_id != current for h in history)
-        assert all(
-            s.version_id == current
-            for s in db.session.scalars(select(Submission).where(Submission.exercise_id == DECK))
-        )
-        assert all(
-            v.version_id == current
-            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
-        )
         run = db.session.scalars(select(Regrade)).one()
         assert run.submissions_changed == 2
         changes = {c["username"]: c for c in run.summary["progress_changes"]}
         assert changes["ana"]["old_best_points"] == 10.0
         assert changes["ana"]["new_best_points"] == 0.0
         assert changes["ben"]["old_best_points"] == 0.0
-        # ana's variant is open again (1 of 3 attempts used, no longer solved).
         ana_variant = db.session.scalars(
-            select(Variant).where(Variant.exercise_id == DECK, Variant.user.has(username="ana"))
+            select(Variant).where(
+                Variant.exercise_id == MAPS_BACK, Variant.user.has(username="ana")
+            )
         ).one()
-        assert ana_variant.finished_at is None
+        assert ana_variant.finished_at is None  # open again: 1 of 3 attempts used
 
-    # The scoreboard follows: ben 10, ana 0.
     with app.app_context():
-        assert [(r.username, r.points) for r in inst.scoreboard(db.session).rows] == [
+        assert [(r.username, r.points) for r in inst.scoreboard(db.session).rows][:2] == [
             ("ben", 10.0),
             ("ana", 0.0),
         ]
-    # ana can now answer the corrected exercise.
-    result = submit(app, "ana", DECK, text_of(new), at(5))
+    # ana can now answer with the corrected key, on her own numbers.
+    result = submit(app, "ana", MAPS_BACK, text_of(right(ana_values)), at(5))
     assert result.verdict["status"] == "correct"
-
     # A second regrade with nothing new changes nothing.
     with app.app_context():
-        again = inst.regrade_exercise(db.session, DECK)
-    assert again.changed == 0 and again.progress_changes == []
+        again = inst.regrade_exercise(db.session, MAPS_BACK)
+    assert again.changed == 0 and again.progress_changes == [] and again.rekeyed == 0
 
 
-def test_regrade_of_an_unknown_exercise_is_refused(app) -> None:
-    with app.app_context(), pytest.raises(inst.services.NotFound):
-        inst.regrade_exercise(db.session, "01-linear-systems/no-such")
+def test_regrade_does_not_follow_new_numbers_in_the_yaml(app) -> None:
+    """The deck system's right-hand side edited from (15, 16) to (15, 17): students who answered
+    (2, 5) saw (15, 16); a regrade leaves them correct, and their page keeps (15, 16)."""
+    add_user(app, "ana")
+    submit(app, "ana", DECK, "2, 5", at(1))
+    _edit(app, DECK, "y: [15, 16]", "y: [15, 17]")
+    with app.app_context():
+        summary = inst.regrade_exercise(db.session, DECK)
+    assert summary.changed == 0 and summary.rekeyed == 0
+    assert [s["status"] for s in stored_submissions(app)] == ["correct"]
+    assert np.asarray(variant_values(app, "ana", DECK)["y"]).ravel().tolist() == [15, 16]
+
+
+def test_a_regrade_whose_new_key_needs_a_variable_the_variant_lacks_leaves_it(app) -> None:
+    add_user(app, "ana")
+    submit(app, "ana", MAPS_BACK, "1, 2, 3", at(1))
+    _edit(app, MAPS_BACK, "  y: {vector: 2", "  z: {vector: 2, integers: [1, 2]}\n  y: {vector: 2")
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: transpose(A) @ z")
+    with app.app_context():
+        summary = inst.regrade_exercise(db.session, MAPS_BACK)
+    assert summary.regraded == 0 and len(summary.unkeyable) == 1
+    assert "ana, variant 1" in summary.unkeyable[0] and "'z'" in summary.unkeyable[0]
+    assert [s["status"] for s in stored_submissions(app)] == ["incorrect"]
 
 
 def test_a_regrade_that_fails_midway_changes_nothing(app, monkeypatch) -> None:
-    """All or nothing: when regenerating the second student's variant fails, the first
-    student's already-regraded submission and progress are rolled back too."""
+    """All or nothing: when reading the second student's variant fails, the first student's
+    already-regraded submission and progress are rolled back too."""
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: 2 * (transpose(A) @ y)")
     add_user(app, "ana")
     add_user(app, "ben")
-    submit(app, "ana", DECK, "2, 5", at(1))
-    submit(app, "ben", DECK, "2, 5", at(2))
-    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
-    sync(app)
-    real = inst.services.generate_preview
+    for name in ("ana", "ben"):
+        values = variant_values(app, name, MAPS_BACK)
+        wrong_key = 2 * np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+        submit(app, name, MAPS_BACK, text_of(wrong_key), at(1))
+    _edit(app, MAPS_BACK, "answer: 2 * (transpose(A) @ y)", "answer: transpose(A) @ y")
+    real = inst.services.stored_variant
     calls = []
 
-    def flaky(exercise, seed):  # noqa: ANN001, ANN202
-        calls.append(seed)
+    def flaky(variant):  # noqa: ANN001, ANN202
+        calls.append(variant.id)
         if len(calls) == 2:
             raise RuntimeError("disk on fire")
-        return real(exercise, seed)
+        return real(variant)
 
-    monkeypatch.setattr(inst.services, "generate_preview", flaky)
+    monkeypatch.setattr(inst.services, "stored_variant", flaky)
     with app.app_context(), pytest.raises(RuntimeError, match="disk on fire"):
-        inst.regrade_exercise(db.session, DECK)
+        inst.regrade_exercise(db.session, MAPS_BACK)
     assert len(calls) == 2
     assert [s["status"] for s in stored_submissions(app)] == ["correct", "correct"]
     with app.app_context():
         assert db.session.scalar(select(db.func.count(VerdictHistory.id))) == 0
         assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
         points = db.session.scalars(
-            select(Progress.best_points).where(Progress.exercise_id == DECK)
+            select(Progress.best_points).where(Progress.exercise_id == MAPS_BACK)
         ).all()
         assert points == [10.0, 10.0]
-        current = db.session.get(Exercise, DECK).current_version.id
         assert all(
-            v.version_id != current
-            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == DECK))
+            v.rekeyed_at is None
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK))
         )
+
+
+def test_regrade_of_an_unknown_exercise_is_refused(app) -> None:
+    with app.app_context(), pytest.raises(inst.services.NotFound):
+        inst.regrade_exercise(db.session, "01-linear-systems/no-such")
 
 
 def test_course_yaml_warns_about_unknown_and_unweighted_quizzes() -> None:

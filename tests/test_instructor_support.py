@@ -95,7 +95,7 @@ def variant_values(app: Flask, username: str, exercise_id: str) -> dict[str, Any
         user = services.find_user(db.session, username)
         exercise = db.session.get(Exercise, exercise_id)
         row = services.get_or_create_variant(db.session, user, exercise, SEED_SECRET)
-        return dict(services.generate_variant(row).values)
+        return dict(services.stored_variant(row).values)
 
 
 def solution_of(app: Flask, username: str, exercise_id: str) -> np.ndarray:

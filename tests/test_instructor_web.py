@@ -275,29 +275,32 @@ def test_excusal_buttons_change_the_gradebook(app) -> None:
 
 def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
     add_user(app, "ana")
-    submit(app, "ana", DECK, "2, 5", at(1))
+    submit(app, "ana", DECK, "2.01, 5", at(1))  # x 0.5 % off: correct at the default rtol 1 %
     path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    path.write_text(path.read_text().replace("y: [15, 16]", "y: [15, 17]"), encoding="utf-8")
+    path.write_text(path.read_text() + "tolerance: {rtol: 0.000001}\n", encoding="utf-8")
     from test_instructor_support import sync
 
     sync(app)
     prof = instructor(app)
     token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))
     assert prof.post(DECK_URL + "/regrade", data={}).status_code == 400
+    page = prof.get(DECK_URL).get_data(as_text=True)
+    assert 'name="dry_run" value="1" checked' in page  # the dry run is the default
     dry = prof.post(DECK_URL + "/regrade", data={"csrf_token": token, "dry_run": "1"})
     assert dry.status_code == 200 and "would change" in _page(dry)
-    assert stored_submissions(app)[0]["status"] == "correct"
+    assert "Regrade now: apply these changes" in _page(dry)
+    assert [s["status"] for s in stored_submissions(app)] == ["correct"]
     done = prof.post(DECK_URL + "/regrade", data={"csrf_token": token})
     body = _page(done)
     assert "Regraded" in body and "1 verdicts changed" in body
-    assert stored_submissions(app)[0]["status"] == "incorrect"
+    assert [s["status"] for s in stored_submissions(app)] == ["partial"]
     assert "before regrade: correct" in _page(prof.get("/instructor/students/1"))
     stored = re.search(
         r'href="(/instructor/regrades/\d+)"', prof.get(DECK_URL).get_data(as_text=True)
     )
     assert stored is not None
     again = _page(prof.get(stored.group(1)))
-    assert "1 verdicts changed" in again and "correct 100%" in again and "incorrect 0%" in again
+    assert "1 verdicts changed" in again and "correct 100%" in again and "partial 50%" in again
     assert prof.get("/instructor/regrades/999").status_code == 404
 
 

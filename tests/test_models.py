@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 from test_web_support import make_app
 
-from quizapp import services
+from quizapp import page, services
 from quizapp.models import User, db, username_key
-from quizapp.web import display
 from quizapp.web.security import is_safe_next
 
 
@@ -81,25 +80,23 @@ def test_is_safe_next(target, ok) -> None:
     ],
 )
 def test_format_number(value, text) -> None:
-    assert display.format_number(value) == text
+    assert page.format_number(value) == text
 
 
 def test_value_latex_of_vector_and_matrix() -> None:
-    assert display.value_latex(np.array([1.0, 0.5])) == (
-        "\\begin{pmatrix} 1 \\\\ 0.5 \\end{pmatrix}"
-    )
-    assert display.value_latex([[1, 2], [3, 4]]) == (
+    assert page.value_latex(np.array([1.0, 0.5])) == ("\\begin{pmatrix} 1 \\\\ 0.5 \\end{pmatrix}")
+    assert page.value_latex([[1, 2], [3, 4]]) == (
         "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}"
     )
 
 
 def test_heatmap_colours_follow_the_weights() -> None:
     w = np.array([[0.0, 1.0], [0.25, 0.75]])
-    svg = str(display.heatmap_svg(w, ["q1", "q2"], ["k1", "k2"]))
+    svg = str(page.heatmap_svg(w, ["q1", "q2"], ["k1", "k2"]))
     fills = [f for f in __import__("re").findall(r'<rect [^>]*fill="(#[0-9a-f]{6})"', svg)]
     assert fills[0] == "#ffffff" and fills[1] == "#1746a0"  # 0 -> white, 1 -> full blue
     # Darker (smaller sum of RGB) for larger weights.
     lum = [sum(int(f[i : i + 2], 16) for i in (1, 3, 5)) for f in fills]
     assert lum[0] > lum[2] > lum[3] > lum[1]
     assert "<title>" in svg and "q1" in svg and "k2" in svg and "style=" not in svg
-    assert str(display.heatmap_svg(np.zeros((2, 2, 2)))) == ""
+    assert str(page.heatmap_svg(np.zeros((2, 2, 2)))) == ""

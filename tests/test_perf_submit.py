@@ -153,7 +153,7 @@ def test_result_lists_the_same_submissions_and_state_as_a_fresh_read(app) -> Non
         user = services.find_user(db.session, "ben")
         exercise = db.session.get(Exercise, TWO)
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
-        bank = services.generate_variant(variant)
+        bank = services.stored_variant(variant)
         x, y = np.asarray(bank.expected, dtype=float).ravel()
         results = [
             services.submit(db.session, user, TWO, answer, seed_secret=secret)

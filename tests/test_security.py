@@ -30,7 +30,7 @@ from test_web_support import (
 from quizapp import services
 from quizapp.bank import expected_answer_text
 from quizapp.models import Submission, User, db
-from quizapp.web.display import format_number
+from quizapp.page import format_number
 
 PW = "correct horse battery"
 WEIGHTS = "05-attention/01-attention-weights"

@@ -66,7 +66,7 @@ def test_edited_exercise_gets_a_new_version_and_old_submissions_keep_theirs(app,
         assert variant.seed == derive_seed(_secret(app), user.id, TWO, 1)
         services.submit(db.session, user, TWO, "0 0", seed_secret=_secret(app))
         old_version = variant.version_id
-        old_prompt = services.generate_variant(variant).prompt
+        old_prompt = services.stored_variant(variant).prompt
     path.write_text(
         path.read_text()
         .replace("points: 10", "points: 20")
@@ -80,7 +80,7 @@ def test_edited_exercise_gets_a_new_version_and_old_submissions_keep_theirs(app,
         assert ex.current_version.id != old_version
         variant = db.session.query(Variant).filter_by(exercise_id=TWO).one()
         assert variant.version_id == old_version  # it has a submission: stays on its version
-        assert services.generate_variant(variant).prompt == old_prompt
+        assert services.stored_variant(variant).prompt == old_prompt
         sub = db.session.query(Submission).one()
         assert sub.version_id == old_version
         # A student who had not started gets the new version.
@@ -88,7 +88,7 @@ def test_edited_exercise_gets_a_new_version_and_old_submissions_keep_theirs(app,
         ben = services.find_user(db.session, "ben")
         v2 = services.get_or_create_variant(db.session, ben, ex, _secret(app))
         assert v2.version_id == ex.current_version.id
-        assert "Solve this system" in services.generate_variant(v2).prompt
+        assert "Solve this system" in services.stored_variant(v2).prompt
 
 
 def test_points_change_recomputes_best_points(app, bank_dir) -> None:
@@ -279,7 +279,7 @@ def test_expected_is_graded_correct_for_many_students(app) -> None:
             services.create_user(db.session, f"s{i}", "correct horse")
             user = services.find_user(db.session, f"s{i}")
             ex = db.session.get(Exercise, TWO)
-            v = services.generate_variant(
+            v = services.stored_variant(
                 services.get_or_create_variant(db.session, user, ex, _secret(app))
             )
             x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))
@@ -304,7 +304,7 @@ def test_recompute_progress_equals_the_incremental_row(app) -> None:
     with app.app_context():
         user = _user()
         ex = db.session.get(Exercise, TWO)
-        v = services.generate_variant(
+        v = services.stored_variant(
             services.get_or_create_variant(db.session, user, ex, _secret(app))
         )
         x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from test_web_support import EXERCISES
 
-from quizapp.web.display import solution_steps, value_in_text
+from quizapp.page import solution_steps, value_in_text
 
 
 def test_value_in_text() -> None:

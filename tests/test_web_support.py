@@ -154,7 +154,7 @@ def bank_variant_of(app: Flask, username: str, exercise_id: str) -> Any:
         row = services.get_or_create_variant(
             db.session, user, exercise, app.config["QUIZAPP_SEED_SECRET"]
         )
-        return services.generate_variant(row)
+        return services.stored_variant(row)
 
 
 def post_cells(client: FlaskClient, exercise_id: str, grid: Any) -> Any:

@@ -116,6 +116,43 @@ class Exercise:
             hints=hints,
         )
 
+    def rekey(self, stored: Variant, kind: str) -> Variant:
+        """``stored`` (a variant drawn by kind ``kind`` from any version of this exercise) with
+        this version's answer key: the same numbers, prompt and hints; this version's tolerance
+        and partial credit; and, when this version has the same kind and the kind can compute its
+        answer from drawn values (:meth:`Kind.solve`: ``expression`` exercises), the expected
+        answer, answer form, worked solution and detector data computed again from the stored
+        values (a corrected ``answer``).  Nothing is drawn.  Raises ``BankError`` when this
+        version's answer cannot be computed from the stored values (it names a variable the
+        variant does not have).
+        """
+        from dataclasses import replace
+
+        generated = None
+        if kind == self.spec.kind:
+            try:
+                generated = self.kind.solve(self.params, stored.values)
+            except Exception as exc:  # noqa: BLE001 - reported for this variant
+                message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                raise BankError(
+                    self.path, None, None, f"seed {stored.seed}: the answer key: {message}"
+                ) from exc
+        keyed = replace(
+            stored,
+            tolerance=self.spec.tolerance_value(),
+            partial_credit=self.spec.partial_credit,
+        )
+        if generated is None:
+            return keyed
+        return replace(
+            keyed,
+            expected=generated.expected,
+            answer_form=generated.answer_form,
+            solution=list(generated.solution),
+            context=dict(generated.context),
+            detectors=tuple(generated.detectors),
+        )
+
     def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
         """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:
         ...`` at the responsible field of the source (re-parsed only on failure)."""

@@ -127,3 +127,10 @@ class Kind(ABC):
     @abstractmethod
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         """Draw one variant's numbers from ``rng`` and compute its expected answer."""
+
+    def solve(self, params: KindParams, values: dict[str, Any]) -> Generated | None:
+        """The expected answer, answer form, solution and detector data for ``values`` already
+        drawn (a stored variant's), under ``params``; None when the kind computes its answer
+        only while drawing (a regrade then keeps the stored answer key).  Raises what
+        ``generate`` raises when the answer cannot be computed from ``values``."""
+        return None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from quizapp import services
@@ -92,6 +92,11 @@ class RegradeSummary:
     changes: list[SubmissionChange] = field(default_factory=list)
     progress_changes: list[ProgressChange] = field(default_factory=list)
     regrade_id: int | None = None
+    #: variants whose stored answer key (expected answer, tolerance) the current version changes
+    rekeyed: int = 0
+    #: variants the current version cannot key ("username, variant N: why"); their submissions
+    #: are left as they were
+    unkeyable: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -112,6 +117,8 @@ class RegradeSummary:
             "changed": self.changed,
             "changes": [c.to_dict() for c in self.changes],
             "progress_changes": [c.to_dict() for c in self.progress_changes],
+            "rekeyed": self.rekeyed,
+            "unkeyable": list(self.unkeyable),
         }
 
     @classmethod
@@ -126,6 +133,8 @@ class RegradeSummary:
             changes=[SubmissionChange(**c) for c in data.get("changes", [])],
             progress_changes=[ProgressChange(**c) for c in data.get("progress_changes", [])],
             regrade_id=regrade_id,
+            rekeyed=int(data.get("rekeyed", 0)),
+            unkeyable=[str(u) for u in data.get("unkeyable", [])],
         )
 
     def text(self) -> str:
@@ -143,6 +152,13 @@ class RegradeSummary:
             )
             + "."
         ]
+        if self.rekeyed:
+            lines.append(
+                f"  {self.rekeyed} variants graded with a new answer key (from the numbers each "
+                "student saw; nothing is drawn again)."
+            )
+        for u in self.unkeyable:
+            lines.append(f"  not regraded: {u}")
         for c in self.changes:
             lines.append(
                 f"  submission {c.submission_id} ({c.username}, variant {c.variant_number}): "
@@ -202,188 +218,318 @@ def regrade_exercise(
     dry_run: bool = False,
     started_by: User | None = None,
 ) -> RegradeSummary:
-    """Re-grade every stored submission of ``exercise_id`` against its current version.
+    """Grade every stored submission of ``exercise_id`` again, against the numbers each student
+    saw, with the answer key of the exercise's current version.
 
     In ONE write transaction (``BEGIN IMMEDIATE`` on SQLite: no submission can slip in between):
 
-    1. each variant is regenerated from its stored seed with the exercise's CURRENT version (the
-       variant moves to that version);
+    1. each variant's stored record (``variants.record``: what the student was shown) is keyed
+       by the current version (``quizapp.bank.Exercise.rekey``): same numbers; the current
+       tolerance and partial credit; for ``expression`` exercises the expected answer computed
+       again from the stored values under the current ``answer``.  Nothing is drawn again; a
+       variant whose key changes gets the new key stored (its worked solution follows) and
+       ``rekeyed_at`` set.  A variant the current version cannot key (its ``answer`` names a
+       variable the variant lacks) is listed in ``unkeyable`` and its submissions left alone;
     2. every graded submission (one that used an attempt and is not an identical resubmission) is
        graded again with ``quizapp.bank.grade_answer``; identical resubmissions take their
        original's new verdict; invalid answers (which used no attempt) are left as they were.
        Attempts used never change (an answer now unreadable keeps its attempt, with score 0);
-    3. a changed submission keeps its previous verdict, score, points, mistakes and version in
+    3. a changed submission keeps its previous verdict, score, points and mistakes in
        ``verdict_history``;
     4. each student's progress row is recomputed from their variant-1 submissions (best score and
        when it was first reached, solved at), and each variant's ``finished_at`` (solved, or out
        of attempts); the previous values are kept in the ``regrades`` row's summary.
 
-    ``dry_run`` computes the same summary and rolls everything back.  Raises ``services.NotFound``
-    for an unknown exercise or one without a synced version.
+    ``dry_run`` computes the same summary (every verdict that would change, per student) and
+    rolls everything back.  Raises ``services.NotFound`` for an unknown exercise or one without a
+    synced version, ``services.Unavailable`` when the current version does not load.
     """
-    from quizapp.services import decode_raw_answer
+    from quizapp.bank import BankError
 
     exercise = services.get_exercise(session, exercise_id, include_archived=True)
     version = exercise.current_version
     if version is None:
         raise services.NotFound(f"Exercise {exercise.id} has no synced version.")
     ex_id, version_id, version_hash = exercise.id, version.id, version.content_hash
+    try:
+        current = services.bank_exercise(ex_id, version_hash, version.source)
+    except BankError as exc:
+        raise services.Unavailable(f"The current version of {ex_id} does not load: {exc}") from exc
     started_by_id = started_by.id if started_by is not None else None
 
     services.begin_write(session)
     try:
-        exercise = session.get(Exercise, ex_id)
-        assert exercise is not None
-        points_each = float(exercise.points)
-        summary = RegradeSummary(ex_id, version_hash, dry_run)
-        regrade = Regrade(
-            exercise_id=ex_id, version_id=version_id, started_by_id=started_by_id, summary={}
+        summary = _regrade_in_transaction(
+            session, current, ex_id, version_id, version_hash, dry_run, started_by_id
         )
-        if not dry_run:
-            session.add(regrade)
-            session.flush()
-        usernames = dict(
-            session.execute(
-                select(User.id, User.username).where(
-                    User.id.in_(select(Variant.user_id).where(Variant.exercise_id == ex_id))
-                )
-            ).all()
-        )
-        variants = list(
-            session.scalars(
-                select(Variant).where(Variant.exercise_id == ex_id).order_by(Variant.id)
-            )
-        )
-        subs_by_variant: dict[int, list[Submission]] = defaultdict(list)
-        for s in session.scalars(
-            select(Submission).where(Submission.exercise_id == ex_id).order_by(Submission.id)
-        ):
-            subs_by_variant[s.variant_id].append(s)
-
-        new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
-        for variant in variants:
-            subs = subs_by_variant.get(variant.id, [])
-            bank_variant = services.generate_preview(exercise, int(variant.seed)) if subs else None
-            for s in subs:
-                if s.duplicate_of_id is not None:
-                    original = new_by_id.get(s.duplicate_of_id)
-                    if original is None:
-                        continue
-                    vdict, score, status, codes, parsed = original
-                    vdict = dict(vdict)
-                    vdict["message"] = (
-                        "You already submitted this answer; it used no attempt. "
-                        + str(vdict.get("message", ""))
-                    ).strip()
-                elif not s.used_attempt:
-                    summary.skipped_invalid += 1
-                    continue
-                else:
-                    answer = decode_raw_answer(s.answer_format, s.raw_answer)
-                    vdict, score, status, codes, parsed = _verdict_payload(
-                        _grade_safely(bank_variant, answer)
-                    )
-                    new_by_id[s.id] = (vdict, score, status, codes, parsed)
-                    summary.regraded += 1
-                verdict_changed = (
-                    status != s.status
-                    or abs(score - float(s.score)) > 1e-12
-                    or list(codes) != list(s.mistakes or [])
-                )
-                if verdict_changed and s.duplicate_of_id is None:
-                    summary.changes.append(
-                        SubmissionChange(
-                            s.id,
-                            s.user_id,
-                            usernames.get(s.user_id, "?"),
-                            variant.variant_number,
-                            s.status,
-                            status,
-                            float(s.score),
-                            score,
-                            list(s.mistakes or []),
-                            list(codes),
-                        )
-                    )
-                if verdict_changed or s.version_id != version_id or vdict != s.verdict:
-                    if not dry_run:
-                        session.add(
-                            VerdictHistory(
-                                submission_id=s.id,
-                                regrade_id=regrade.id,
-                                version_id=s.version_id,
-                                status=s.status,
-                                score=float(s.score),
-                                points=float(s.points),
-                                mistakes=list(s.mistakes or []),
-                                verdict=dict(s.verdict or {}),
-                            )
-                        )
-                    s.verdict = vdict
-                    s.status = status
-                    s.score = score
-                    s.points = round(score * points_each, 6)
-                    s.mistakes = codes
-                    s.parsed = parsed
-                    s.version_id = version_id
-            variant.version_id = version_id
-            _recompute_finished(variant, subs, int(exercise.attempts))
-
-        for p in session.scalars(select(Progress).where(Progress.exercise_id == ex_id)):
-            v1 = next(
-                (v for v in variants if v.user_id == p.user_id and v.variant_number == 1), None
-            )
-            graded = [s for s in subs_by_variant.get(v1.id, []) if s.used_attempt] if v1 else []
-            old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
-            best = max((float(s.score) for s in graded), default=0.0)
-            reached = next((s.created_at for s in graded if float(s.score) >= best), None)
-            solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
-            p.best_score = best
-            p.best_points = round(best * points_each, 6)
-            p.best_reached_at = reached
-            p.solved_at = solved_at
-            p.attempts_used = len(graded)
-            if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
-                summary.progress_changes.append(
-                    ProgressChange(
-                        p.user_id,
-                        usernames.get(p.user_id, "?"),
-                        old[0],
-                        float(p.best_points),
-                        old[1],
-                        solved_at is not None,
-                        _iso(old[2]),
-                        _iso(old[3]),
-                    )
-                )
         if dry_run:
             session.rollback()
-            return summary
-        totals.refresh_totals(
-            session, select(Progress.user_id).where(Progress.exercise_id == ex_id)
-        )
-        regrade.submissions_regraded = summary.regraded
-        regrade.submissions_changed = summary.changed
-        regrade.summary = summary.to_dict()
-        session.commit()
-        summary.regrade_id = regrade.id
+        else:
+            session.commit()
         return summary
     except BaseException:
         session.rollback()
         raise
 
 
-def _recompute_finished(variant: Variant, subs: Sequence[Submission], attempts: int) -> None:
-    """``finished_at``: the first correct graded answer, else the answer using the last attempt,
-    else None (the variant is open again)."""
+@dataclass
+class _Sub:
+    """One stored submission as the regrade reads and rewrites it (plain values, no ORM)."""
+
+    id: int
+    variant_id: int
+    user_id: int
+    version_id: int
+    answer_format: str
+    raw_answer: str
+    used_attempt: bool
+    duplicate_of_id: int | None
+    status: str
+    score: float
+    points: float
+    mistakes: list[str]
+    verdict: dict[str, Any]
+    created_at: datetime
+
+
+_SUB_COLUMNS = [Submission.__table__.c[f] for f in _Sub.__dataclass_fields__]
+
+
+def _regrade_in_transaction(
+    session: Session,
+    current: Any,
+    ex_id: str,
+    version_id: int,
+    version_hash: str,
+    dry_run: bool,
+    started_by_id: int | None,
+) -> RegradeSummary:
+    """The work of :func:`regrade_exercise` inside its write transaction (not committed here).
+
+    Reads with SQLAlchemy Core and writes with one executemany per table (submissions, verdict
+    history, variants): a regrade of 10,000 submissions is dominated by grading them."""
+    from quizapp.bank import BankError
+    from quizapp.bank.stored import freeze, thaw
+    from quizapp.page import render_page
+
+    exercise = session.get(Exercise, ex_id)
+    assert exercise is not None
+    points_each = float(exercise.points)
+    attempts = int(exercise.attempts)
+    now = services.utcnow()
+    summary = RegradeSummary(ex_id, version_hash, dry_run)
+    regrade = Regrade(
+        exercise_id=ex_id, version_id=version_id, started_by_id=started_by_id, summary={}
+    )
+    if not dry_run:
+        session.add(regrade)
+        session.flush()
+    usernames = dict(
+        session.execute(
+            select(User.id, User.username).where(
+                User.id.in_(select(Variant.user_id).where(Variant.exercise_id == ex_id))
+            )
+        ).all()
+    )
+    vt = Variant.__table__
+    variants = session.execute(
+        select(vt.c.id, vt.c.user_id, vt.c.variant_number, vt.c.record, vt.c.page, vt.c.finished_at)
+        .where(vt.c.exercise_id == ex_id)
+        .order_by(vt.c.id)
+    ).all()
+    subs_by_variant: dict[int, list[_Sub]] = defaultdict(list)
+    for row in session.execute(
+        select(*_SUB_COLUMNS)
+        .where(Submission.__table__.c.exercise_id == ex_id)
+        .order_by(Submission.__table__.c.id)
+    ):
+        sub = _Sub(*row)
+        subs_by_variant[sub.variant_id].append(sub)
+
+    sub_updates: list[dict[str, Any]] = []
+    history: list[dict[str, Any]] = []
+    variant_updates: list[dict[str, Any]] = []
+    first_variants: dict[int, int] = {}
+    new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
+    for variant_id, user_id, number, stored_record, stored_page, finished_at in variants:
+        if number == 1:
+            first_variants[user_id] = variant_id
+        subs = subs_by_variant.get(variant_id, [])
+        username = usernames.get(user_id, "?")
+        stored = services.stored_variant(_RecordHolder(variant_id, ex_id, stored_record))
+        kind = str(stored_record.get("kind", exercise.kind))
+        try:
+            keyed = current.rekey(stored, kind)
+        except BankError as exc:
+            summary.unkeyable.append(f"{username}, variant {number}: {exc}")
+            continue
+        record = {**freeze(keyed), "kind": kind}
+        rekeyed = record != stored_record
+        if rekeyed:
+            summary.rekeyed += 1
+            # The stored record as the database returns it (JSON types), for the comparison of a
+            # later regrade; the page's solution and correct answer follow the new key.
+            keyed = thaw(record)
+        for s in subs:
+            if s.duplicate_of_id is not None:
+                original = new_by_id.get(s.duplicate_of_id)
+                if original is None:
+                    continue
+                vdict, score, status, codes, parsed = original
+                vdict = dict(vdict)
+                vdict["message"] = (
+                    "You already submitted this answer; it used no attempt. "
+                    + str(vdict.get("message", ""))
+                ).strip()
+            elif not s.used_attempt:
+                summary.skipped_invalid += 1
+                continue
+            else:
+                answer = services.decode_raw_answer(s.answer_format, s.raw_answer)
+                vdict, score, status, codes, parsed = _verdict_payload(_grade_safely(keyed, answer))
+                new_by_id[s.id] = (vdict, score, status, codes, parsed)
+                summary.regraded += 1
+            verdict_changed = (
+                status != s.status
+                or abs(score - float(s.score)) > 1e-12
+                or list(codes) != list(s.mistakes or [])
+            )
+            if verdict_changed and s.duplicate_of_id is None:
+                summary.changes.append(
+                    SubmissionChange(
+                        s.id,
+                        s.user_id,
+                        username,
+                        number,
+                        s.status,
+                        status,
+                        float(s.score),
+                        score,
+                        list(s.mistakes or []),
+                        list(codes),
+                    )
+                )
+            if verdict_changed or vdict != s.verdict:
+                history.append(
+                    {
+                        "submission_id": s.id,
+                        "regrade_id": regrade.id,
+                        "version_id": s.version_id,
+                        "status": s.status,
+                        "score": float(s.score),
+                        "points": float(s.points),
+                        "mistakes": list(s.mistakes or []),
+                        "verdict": dict(s.verdict or {}),
+                        "created_at": now,
+                    }
+                )
+                s.status, s.score, s.mistakes, s.verdict = status, score, codes, vdict
+                sub_updates.append(
+                    {
+                        "sid": s.id,
+                        "verdict": vdict,
+                        "status": status,
+                        "score": score,
+                        "points": round(score * points_each, 6),
+                        "mistakes": codes,
+                        "parsed": parsed,
+                    }
+                )
+        finished = _finished_at(subs, attempts)
+        if rekeyed or finished != finished_at:
+            change: dict[str, Any] = {"vid": variant_id, "finished_at": finished}
+            if rekeyed:
+                fresh = render_page(keyed)
+                change["record"] = record
+                change["page"] = {
+                    **stored_page,
+                    "solution": fresh["solution"],
+                    "expected_text": fresh["expected_text"],
+                    "expected_html": fresh["expected_html"],
+                }
+                change["rekeyed_at"] = now
+            variant_updates.append(change)
+
+    st = Submission.__table__
+    if sub_updates and not dry_run:
+        session.execute(
+            update(st)
+            .where(st.c.id == bindparam("sid"))
+            .values(
+                verdict=bindparam("verdict"),
+                status=bindparam("status"),
+                score=bindparam("score"),
+                points=bindparam("points"),
+                mistakes=bindparam("mistakes"),
+                parsed=bindparam("parsed"),
+            ),
+            sub_updates,
+        )
+    if history and not dry_run:
+        session.execute(insert(VerdictHistory.__table__), history)
+    for keys in ({"vid", "finished_at"}, {"vid", "finished_at", "record", "page", "rekeyed_at"}):
+        batch = [u for u in variant_updates if set(u) == keys and not dry_run]
+        if batch:
+            values = {k: bindparam(k) for k in keys - {"vid"}}
+            session.execute(update(vt).where(vt.c.id == bindparam("vid")).values(**values), batch)
+
+    for p in session.scalars(select(Progress).where(Progress.exercise_id == ex_id)):
+        v1 = first_variants.get(p.user_id)
+        graded = [s for s in subs_by_variant.get(v1, []) if s.used_attempt] if v1 else []
+        old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
+        best = max((float(s.score) for s in graded), default=0.0)
+        reached = next((s.created_at for s in graded if float(s.score) >= best), None)
+        solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
+        p.best_score = best
+        p.best_points = round(best * points_each, 6)
+        p.best_reached_at = reached
+        p.solved_at = solved_at
+        p.attempts_used = len(graded)
+        if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
+            summary.progress_changes.append(
+                ProgressChange(
+                    p.user_id,
+                    usernames.get(p.user_id, "?"),
+                    old[0],
+                    float(p.best_points),
+                    old[1],
+                    solved_at is not None,
+                    _iso(old[2]),
+                    _iso(old[3]),
+                )
+            )
+    summary.changes.sort(key=lambda c: (c.username, c.variant_number, c.submission_id))
+    if dry_run:
+        return summary
+    session.flush()
+    totals.refresh_totals(session, select(Progress.user_id).where(Progress.exercise_id == ex_id))
+    regrade.submissions_regraded = summary.regraded
+    regrade.submissions_changed = summary.changed
+    regrade.summary = summary.to_dict()
+    session.flush()
+    summary.regrade_id = regrade.id
+    return summary
+
+
+@dataclass
+class _RecordHolder:
+    """What :func:`services.stored_variant` reads of a variant row: its id, exercise and record."""
+
+    id: int
+    exercise_id: str
+    record: dict[str, Any]
+
+
+def _finished_at(subs: Sequence[_Sub], attempts: int) -> datetime | None:
+    """A variant's ``finished_at`` from its submissions: the first correct graded answer, else
+    the answer using the last attempt, else None (the variant is open again)."""
     graded = [s for s in subs if s.used_attempt]
     correct = next((s for s in graded if s.status == "correct"), None)
     if correct is not None:
-        variant.finished_at = correct.created_at
-    elif len(graded) >= attempts:
-        variant.finished_at = graded[attempts - 1].created_at
-    else:
-        variant.finished_at = None
+        return correct.created_at
+    if len(graded) >= attempts:
+        return graded[attempts - 1].created_at
+    return None
 
 
 def regrade_history(session: Session, exercise_id: str) -> list[Regrade]:

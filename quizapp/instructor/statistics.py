@@ -8,12 +8,12 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from quizapp import services
 from quizapp.models import (
@@ -22,6 +22,7 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    VariantFailure,
 )
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,10 @@ class ExerciseStats:
     parameters: list[ParameterBreakdown]
     constant_parameters: dict[str, str]
     submissions: int
+    #: Seeds that could not produce a variant (a derived fallback seed was used instead):
+    #: how many, and the latest few as (seed, message, when).
+    failed_seeds: int = 0
+    latest_failures: list[tuple[int, str, Any]] = field(default_factory=list)
 
     @property
     def percent_solved(self) -> float | None:
@@ -212,6 +217,21 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
             wrong[key] += 1
 
     parameters, constant = _parameter_breakdown(session, exercise, {p.user_id: p for p in progress})
+    failed = int(
+        session.scalar(
+            select(func.count(VariantFailure.id)).where(VariantFailure.exercise_id == exercise.id)
+        )
+        or 0
+    )
+    latest = [
+        (int(seed), str(error), when)
+        for seed, error, when in session.execute(
+            select(VariantFailure.seed, VariantFailure.error, VariantFailure.created_at)
+            .where(VariantFailure.exercise_id == exercise.id)
+            .order_by(VariantFailure.id.desc())
+            .limit(5)
+        )
+    ]
     return ExerciseStats(
         exercise=exercise,
         tried=tried,
@@ -224,6 +244,8 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         parameters=parameters,
         constant_parameters=constant,
         submissions=graded,
+        failed_seeds=failed,
+        latest_failures=latest,
     )
 
 
@@ -233,7 +255,9 @@ def _parameter_breakdown(
     if not progress:
         return [], {}
     variants = session.scalars(
-        select(Variant).where(
+        select(Variant)
+        .options(undefer(Variant.record))
+        .where(
             Variant.exercise_id == exercise.id,
             Variant.variant_number == 1,
             Variant.user_id.in_(list(progress)),
@@ -242,9 +266,8 @@ def _parameter_breakdown(
     by_param: dict[str, dict[str, list[Progress]]] = defaultdict(lambda: defaultdict(list))
     for v in variants:
         try:
-            params = variant_parameters(services.generate_variant(v))
-        except Exception:  # a version that no longer loads: no parameters for it
-            log.warning("variant %s of %s does not generate", v.id, exercise.id)
+            params = variant_parameters(services.stored_variant(v))
+        except services.Unavailable:  # an unreadable stored record: no parameters for it
             continue
         for name, value in params.items():
             by_param[name][value].append(progress[v.user_id])

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, insert, select
-from sqlalchemy.orm import Session, scoped_session
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from quizapp.models import (
@@ -34,14 +34,14 @@ from quizapp.services.answer_input import (
 )
 from quizapp.services.errors import Conflict, Forbidden
 from quizapp.services.totals import refresh_user_totals
-from quizapp.services.transactions import begin_write
+from quizapp.services.transactions import begin_write, commit_keeping_loaded
 from quizapp.services.variants import (
     VariantState,
     check_quiz_visible,
     ensure_progress,
-    generate_variant,
     get_exercise,
     get_or_create_variant,
+    stored_variant,
 )
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 _VARIANT_FOR_SUBMIT = (
     select(
         Variant.__table__.c.variant_number,
-        Variant.__table__.c.version_id,
+        Variant.__table__.c.rekeyed_at,
         Variant.__table__.c.finished_at,
         Exercise.__table__.c.attempts,
         Exercise.__table__.c.points,
@@ -163,6 +163,7 @@ def submit(
     source: str = "web",
     now: datetime | None = None,
     variant: Variant | None = None,
+    for_variant: int | None = None,
 ) -> SubmitResult:
     """Grade ``answer`` on the student's current variant of ``exercise_id`` and store it.
 
@@ -170,6 +171,11 @@ def submit(
     does, to read the posted form), saving its lookup; it is re-read and checked under the write
     lock like any other.  The objects of the result stay loaded after the commit (not expired), so
     the page that shows them issues no further queries for them.
+
+    ``for_variant``: the id of the variant the answer was written for (the exercise form and the
+    API send it); an answer to a variant that is no longer the student's current one (a practice
+    variant was opened in another tab) is refused with ``Conflict``, uses no attempt and stores
+    nothing.
 
     ``answer`` is the text as typed or a grid (list of rows of cell strings).  In ONE transaction
     (serialized per database on SQLite, per progress row on PostgreSQL): the ``Submission`` is
@@ -197,22 +203,28 @@ def submit(
             )
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
-        variant = get_or_create_variant(session, user, exercise, seed_secret, refresh_version=False)
-    bank_variant = generate_variant(variant)
+        variant = get_or_create_variant(session, user, exercise, seed_secret)
+    if for_variant is not None and for_variant != variant.id:
+        raise Conflict(
+            "This answer was written for a variant that is no longer your current one (a new "
+            f"variant, number {variant.variant_number}, was opened since); it was not graded "
+            "and used no attempt. Here is your current variant."
+        )
+    bank_variant = stored_variant(variant)
     check_grid_shape(bank_variant.answer_form, answer)
     answer_format, raw = encode_raw_answer(answer)
     answer_hash = hashlib.sha256(
         canonical_answer(answer).encode("utf-8", "surrogatepass")
     ).hexdigest()
-    # Grade outside the lock (pure and possibly slow); the variant's version cannot change once it
-    # has submissions, and it is re-checked below.
+    # Grade outside the lock (pure and possibly slow) against the stored variant; a regrade that
+    # changes its key meanwhile is noticed below (``rekeyed_at``).
     verdict = _grade(bank_variant, answer)
-    version_id = variant.version_id
+    rekeyed_at = variant.rekeyed_at
     user_id, variant_id = user.id, variant.id
 
     # Under the write lock, every row the decision depends on is read again from the database:
     # the progress row (locked, populate_existing: it is updated through the ORM), the variant's
-    # number, version and finished time with its exercise's attempts and points (Core), and the
+    # number, re-key time and finished time with its exercise's attempts and points (Core), and the
     # variant's submissions as plain rows (the attempts used, solved, best score, an identical
     # earlier answer; the page lists them too).  Nothing else is expired or re-read.
     begin_write(session, expire=False)
@@ -221,8 +233,8 @@ def submit(
     if found is None:  # deleted meanwhile (the student's data was erased)
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
-    number, version_now, finished_at, attempts, exercise_points = found
-    if progress.current_variant != number or version_now != version_id:
+    number, rekeyed_now, finished_at, attempts, exercise_points = found
+    if progress.current_variant != number or rekeyed_now != rekeyed_at:
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
     # The objects held take the values read under the lock, as unchanged database state (what a
@@ -316,13 +328,7 @@ def submit(
         variant.finished_at = now
     if not variant.is_practice and used:
         refresh_user_totals(session, user_id)
-    real = session() if isinstance(session, scoped_session) else session
-    keep = real.expire_on_commit
-    real.expire_on_commit = False  # the rows are what was just written: no reload for the page
-    try:
-        session.commit()
-    finally:
-        real.expire_on_commit = keep
+    commit_keeping_loaded(session)  # the rows are what was just written: no reload
     return SubmitResult(
         submission=row,
         variant=variant,

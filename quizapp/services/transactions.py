@@ -43,3 +43,16 @@ def begin_write(session: Session, *, expire: bool = True) -> None:
             finally:
                 real.expire_on_commit = keep
     real.connection(execution_options={WRITE_OPTION: True})
+
+
+def commit_keeping_loaded(session: Session) -> None:
+    """Commit without expiring the session's objects: for a caller that goes on showing rows it
+    has just read or written in this transaction (they are what the database now holds), so the
+    page issues no query to load them again."""
+    real = session() if isinstance(session, scoped_session) else session
+    keep = real.expire_on_commit
+    real.expire_on_commit = False
+    try:
+        real.commit()
+    finally:
+        real.expire_on_commit = keep

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, func, inspect, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, joinedload, undefer_group
 from sqlalchemy.orm.util import identity_key
 
 from quizapp.models import (
@@ -21,6 +21,7 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    VariantFailure,
     utcnow,
 )
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 
 from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
-from quizapp.services.transactions import begin_write
+from quizapp.services.transactions import begin_write, commit_keeping_loaded
 
 log = logging.getLogger(__name__)
 
@@ -44,35 +45,87 @@ def _load_source(exercise_id: str, content_hash: str, source: str) -> BankExerci
     return load_exercise_source(exercise_id, source)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _generate(exercise_id: str, content_hash: str, source: str, seed: int) -> BankVariant:
     return _load_source(exercise_id, content_hash, source).generate(seed)
 
 
-def generate_variant(variant: Variant) -> BankVariant:
-    """The bank's concrete variant (prompt, expected answer, form, solution) of a stored variant.
+def bank_exercise(exercise_id: str, content_hash: str, source: str) -> BankExercise:
+    """The bank's exercise of one stored YAML version (loaded once per process and version).
+    Raises ``quizapp.bank.BankError`` when the text no longer loads."""
+    return _load_source(exercise_id, content_hash, source)
 
-    Pure function of (exercise version's YAML, seed); cached.  Raises ``Unavailable`` (logged)
-    if the stored YAML no longer loads or generate fails (e.g. a kind was removed from the code).
+
+@dataclass(frozen=True)
+class Drawn:
+    """A variant ready to be stored: ``record`` (``quizapp.bank.stored.freeze``), ``page``
+    (``quizapp.page.render_page``), the ``seed`` that produced it, the ``failures`` (seed,
+    message) of the seeds tried before it, and the ``generator`` that made it."""
+
+    record: dict[str, Any]
+    page: dict[str, Any]
+    seed: int
+    failures: list[tuple[int, str]]
+    generator: str
+
+
+def draw_variant(exercise: BankExercise, seed: int) -> Drawn:
+    """Draw, freeze and render ``exercise``'s variant for ``seed``, falling back to the next
+    derived seed (``quizapp.bank.seeds.first_working_seed``) while a seed fails: a seed that
+    cannot produce a variant never locks a student out.  Pure (no database).
+
+    Raises ``Unavailable`` when every seed fails (the exercise itself is broken).
     """
-    version = variant.version
+    from quizapp import __version__
+    from quizapp.bank.seeds import NoWorkingSeed, first_working_seed
+    from quizapp.bank.stored import freeze
+    from quizapp.page import render_page
+
+    def make(candidate: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        drawn = exercise.generate(candidate)
+        return {**freeze(drawn), "kind": exercise.spec.kind}, render_page(drawn)
+
     try:
-        return _generate(
-            variant.exercise_id, version.content_hash, version.source, int(variant.seed)
-        )
-    except Exception as exc:
-        log.exception("cannot generate %s seed %s", variant.exercise_id, variant.seed)
+        (record, page), used, failures = first_working_seed(make, int(seed))
+    except NoWorkingSeed as exc:
+        log.error("no seed generates %s: %s", exercise.id, exc.failures)
         raise Unavailable(
-            f"This exercise cannot be shown right now ({exc}); please tell your instructor."
+            "This exercise cannot be shown right now; please tell your instructor."
+        ) from exc
+    for failed_seed, message in failures:
+        log.warning(
+            "seed %s of %s does not generate (%s); used %s", failed_seed, exercise.id, message, used
+        )
+    generator = f"quizapp {__version__}, kind {exercise.spec.kind}"
+    return Drawn(record, page, used, failures, generator)
+
+
+def stored_variant(variant: Variant) -> BankVariant:
+    """The variant as it was drawn when created (``variants.record``, thawed): what every submit
+    and regrade grades against.  Never regenerates.  Raises ``Unavailable`` (logged) if the stored
+    record cannot be read (a database edited by hand)."""
+    from quizapp.bank.stored import thaw
+
+    try:
+        return thaw(variant.record)
+    except ValueError as exc:
+        log.exception("stored variant %s of %s is unreadable", variant.id, variant.exercise_id)
+        raise Unavailable(
+            "This exercise cannot be shown right now; please tell your instructor."
         ) from exc
 
 
 def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
-    """The variant of ``exercise``'s current version for ``seed`` (instructor preview)."""
+    """The variant of ``exercise``'s current version for ``seed`` (instructor preview: drawn now,
+    not a student's variant).  Raises ``NotFound`` without a synced version, ``Unavailable`` when
+    that seed does not generate."""
     version = exercise.current_version
     if version is None:
         raise NotFound(f"Exercise {exercise.id} has no synced version.")
-    return _generate(exercise.id, version.content_hash, version.source, int(seed))
+    try:
+        return _generate(exercise.id, version.content_hash, version.source, int(seed))
+    except Exception as exc:
+        raise Unavailable(f"Seed {seed} does not generate a variant: {exc}") from exc
 
 
 def get_exercise(session: Session, exercise_id: str, *, include_archived: bool = False) -> Exercise:
@@ -114,15 +167,19 @@ _PROGRESS = select(Progress).where(
 #: Inside a write transaction: read from the database even when the session holds the row.
 _PROGRESS_FRESH = _PROGRESS.execution_options(populate_existing=True)
 _PROGRESS_LOCKED = _PROGRESS_FRESH.with_for_update()
-_FIND_VARIANT = select(Variant).where(
-    Variant.user_id == bindparam("uid"),
-    Variant.exercise_id == bindparam("eid"),
-    Variant.variant_number == bindparam("num"),
+_FIND_VARIANT = (
+    select(Variant)
+    .options(undefer_group("stored"))
+    .where(
+        Variant.user_id == bindparam("uid"),
+        Variant.exercise_id == bindparam("eid"),
+        Variant.variant_number == bindparam("num"),
+    )
 )
-#: The current variant (numbered by the progress row, 1 without one) with its version.
+#: The current variant (numbered by the progress row, 1 without one) with what it stores.
 _CURRENT_VARIANT = (
     select(Variant)
-    .options(joinedload(Variant.version))
+    .options(undefer_group("stored"))
     .where(
         Variant.user_id == bindparam("uid"),
         Variant.exercise_id == bindparam("eid"),
@@ -201,31 +258,65 @@ def _insert_progress(dialect_name: str) -> Any:
     )
 
 
-def _create_variant(
-    session: Session, user: User, exercise: Exercise, number: int, seed_secret: str | bytes
-) -> Variant:
-    """Inside a write transaction: the variant ``number``, created (seeded) if absent."""
-    from quizapp.bank import derive_seed
+def _prepare(
+    exercise: Exercise, user_id: int, number: int, seed_secret: str | bytes
+) -> tuple[int, Drawn]:
+    """Outside any lock (drawing and rendering take milliseconds): the id of the exercise's
+    current version and its variant ``number`` for the student, drawn from
+    ``derive_seed(seed_secret, user_id, exercise.id, number)`` (or its first working fallback).
+    Raises ``NotFound`` without a synced version, ``Unavailable`` when the version does not load
+    or no seed generates."""
+    from quizapp.bank import BankError, derive_seed
 
-    row = _find_variant(session, user.id, exercise.id, number)
-    if row is not None:
-        return row
     version = exercise.current_version
     if version is None:
         raise NotFound(f"Exercise {exercise.id} has no synced version.")
-    seed = derive_seed(seed_secret, user.id, exercise.id, number)
+    try:
+        source = bank_exercise(exercise.id, version.content_hash, version.source)
+    except BankError as exc:
+        log.error("the current version of %s does not load: %s", exercise.id, exc)
+        raise Unavailable(
+            "This exercise cannot be shown right now; please tell your instructor."
+        ) from exc
+    seed = derive_seed(seed_secret, user_id, exercise.id, number)
+    return version.id, draw_variant(source, seed)
+
+
+def _insert_variant(
+    session: Session, user_id: int, exercise_id: str, number: int, version_id: int, drawn: Drawn
+) -> Variant:
+    """Inside a write transaction: store the variant ``number`` (with the seeds that failed
+    before it, in ``variant_failures``), or return the one created meanwhile."""
+    row = _find_variant(session, user_id, exercise_id, number)
+    if row is not None:
+        return row
     try:
         with session.begin_nested():
             row = Variant(
-                user_id=user.id,
-                exercise_id=exercise.id,
+                user_id=user_id,
+                exercise_id=exercise_id,
                 variant_number=number,
-                seed=int(seed),
-                version_id=version.id,
+                seed=int(drawn.seed),
+                version_id=version_id,
+                record=drawn.record,
+                page=drawn.page,
+                generator=drawn.generator,
+                seed_fallbacks=len(drawn.failures),
             )
             session.add(row)
+            for seed, message in drawn.failures:
+                session.add(
+                    VariantFailure(
+                        exercise_id=exercise_id,
+                        version_id=version_id,
+                        user_id=user_id,
+                        variant_number=number,
+                        seed=int(seed),
+                        error=message[:2000],
+                    )
+                )
     except IntegrityError:
-        row = _find_variant(session, user.id, exercise.id, number)
+        row = _find_variant(session, user_id, exercise_id, number)
         assert row is not None
     return row
 
@@ -236,49 +327,31 @@ def get_or_create_variant(
     exercise: Exercise,
     seed_secret: str | bytes,
     variant_number: int | None = None,
-    *,
-    refresh_version: bool = True,
 ) -> Variant:
-    """The student's variant ``variant_number`` (default: their current one) of ``exercise``.
+    """The student's variant ``variant_number`` (default: their current one) of ``exercise``,
+    with what it stores (``record``, ``page``) loaded.
 
-    Created on first use with ``seed = derive_seed(seed_secret, user.id, exercise.id, number)``
-    and the exercise's current version, then committed.  With ``refresh_version`` (page views), a
-    variant with no submissions yet whose exercise has since changed moves to the current version
-    (same seed): nothing was graded against the old one.  ``submit`` passes False, so an answer is
-    graded against the numbers the student was shown.  Raises ``NotFound`` if the exercise has no
-    synced version.
+    Created on first use from the exercise's current version (see :func:`_prepare`), stored and
+    committed; from then on it is read, never drawn again: a later sync or code change does not
+    alter it.  Raises ``NotFound`` if the exercise has no synced version, ``Unavailable`` if it
+    cannot be drawn.
     """
     if variant_number is None:
-        # One statement: the variant numbered by the progress row (1 when there is none), with
-        # its version (generating the variant needs its YAML).
+        # One statement: the variant numbered by the progress row (1 when there is none).
         row = _current_variant(session, user.id, exercise.id)
-        if row is None:
-            progress = get_progress(session, user, exercise)
-            variant_number = progress.current_variant if progress else 1
+        if row is not None:
+            return row
+        progress = get_progress(session, user, exercise)
+        variant_number = progress.current_variant if progress else 1
     else:
         row = _find_variant(session, user.id, exercise.id, variant_number)
-    if row is not None and (
-        not refresh_version or row.version.content_hash == exercise.current_hash
-    ):
-        # Same version as the exercise's current one (versions are unique per exercise and
-        # content hash): nothing to refresh, and no need to load the current version.
-        return row
-    current = exercise.current_version
-    if row is not None and (current is None or row.version_id == current.id or row.submissions):
-        return row
-    variant_number = row.variant_number if row is not None else variant_number
-    assert variant_number is not None
-    exercise_id, user_id = exercise.id, user.id
+        if row is not None:
+            return row
+    version_id, drawn = _prepare(exercise, user.id, variant_number, seed_secret)
+    user_id, exercise_id = user.id, exercise.id
     begin_write(session)
-    exercise = session.get(Exercise, exercise_id)
-    user = session.get(User, user_id)
-    assert exercise is not None and user is not None
-    row = _create_variant(session, user, exercise, variant_number, seed_secret)
-    current = exercise.current_version
-    if refresh_version and current is not None and row.version_id != current.id:
-        if not row.submissions:
-            row.version_id = current.id
-    session.commit()
+    row = _insert_variant(session, user_id, exercise_id, variant_number, version_id, drawn)
+    commit_keeping_loaded(session)
     return row
 
 
@@ -334,14 +407,15 @@ def new_practice_variant(
     current = get_or_create_variant(session, user, exercise, seed_secret)
     if not variant_state(session, current).finished:
         raise Conflict("Finish this variant first (solve it or use all its attempts).")
-    exercise_id, user_id, number = exercise.id, user.id, current.variant_number
+    user_id, number = user.id, current.variant_number
+    version_id, drawn = _prepare(exercise, user_id, number + 1, seed_secret)
     begin_write(session)
-    exercise = session.get(Exercise, exercise_id)
-    user = session.get(User, user_id)
-    assert exercise is not None and user is not None
     progress = ensure_progress(session, user, exercise, lock=True)
     if progress.current_variant == number:
         progress.current_variant = number + 1
-    row = _create_variant(session, user, exercise, progress.current_variant, seed_secret)
-    session.commit()
+    target = progress.current_variant
+    if target != number + 1:  # moved on meanwhile (another tab): the number the row says
+        version_id, drawn = _prepare(exercise, user_id, target, seed_secret)
+    row = _insert_variant(session, user_id, exercise.id, target, version_id, drawn)
+    commit_keeping_loaded(session)
     return row

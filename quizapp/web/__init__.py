@@ -155,15 +155,16 @@ def _load_user(user_id: str) -> User | None:
 
 
 def _register_template_helpers(app: Flask) -> None:
+    from quizapp import page
     from quizapp.web import display
 
     # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
     # JSON answer, unencodable as UTF-8) and control characters such as NUL become visible
     # stand-ins instead of a UnicodeEncodeError (500) or a raw NUL in the HTML.
     app.jinja_env.finalize = display.showable
-    app.jinja_env.filters["num"] = display.format_number
-    app.jinja_env.filters["markdown"] = display.markdown_html
-    app.jinja_env.filters["mathml"] = display.value_html
+    app.jinja_env.filters["num"] = page.format_number
+    app.jinja_env.filters["markdown"] = page.markdown_html
+    app.jinja_env.filters["mathml"] = page.value_html
 
     @app.template_filter("when")
     def _when(value: Any) -> str:

@@ -182,7 +182,7 @@ def quizzes() -> Response:
     return jsonify({"quizzes": [q.to_dict() for q in summaries]})
 
 
-def _form_json(form: Any) -> dict[str, Any]:
+def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
@@ -190,7 +190,7 @@ def _form_json(form: Any) -> dict[str, Any]:
         out["given"] = form.given
     if form.type == "choice":
         out["choices"] = list(form.choices or [])
-        out["choices_html"] = [str(display.markdown_html(c)) for c in form.choices or []]
+        out["choices_html"] = list(page.get("choices_html") or [])
         out["choice_base"] = display.CHOICE_BASE
     for key in ("row_labels", "col_labels", "unknowns"):
         if getattr(form, key, None):
@@ -216,16 +216,19 @@ def _submission_json(sub: Any) -> dict[str, Any]:
 
 
 def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
-    bank_variant = services.generate_variant(variant)
+    """The stored variant as the API shows it (never drawn or rendered again)."""
+    bank_variant = services.stored_variant(variant)
+    page = variant.page
     state = services.variant_state(db.session, variant)
     out: dict[str, Any] = {
         "exercise_id": exercise.id,
+        "variant_id": variant.id,
         "title": bank_variant.title,
         "variant_number": variant.variant_number,
         "points": exercise.points,
         "prompt": bank_variant.prompt,
-        "prompt_html": str(display.markdown_html(bank_variant.prompt)),
-        "answer_form": _form_json(bank_variant.answer_form),
+        "prompt_html": page["prompt_html"],
+        "answer_form": _form_json(bank_variant.answer_form, page),
         "hints": list(bank_variant.hints or []),
         "attempts": state.attempts,
         "attempts_left": state.attempts_left,
@@ -234,9 +237,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "practice_available": state.finished and exercise.practice,
     }
     if state.finished:
-        from quizapp.bank import expected_answer_text
-
-        out["expected"] = expected_answer_text(bank_variant)
+        out["expected"] = page["expected_text"]
         out["solution"] = [
             {
                 "title": s.title,
@@ -294,7 +295,9 @@ def list_submissions(quiz_id: str, name: str) -> Response:
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
 @authenticated
 def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` -> 201 verdict + attempts left + points."""
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
+    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
+    and uses no attempt) -> 201 verdict + attempts left + points."""
     exercise = _exercise(quiz_id, name)
     body = _json_body()
     keys = {"answer", "cells"} & set(body)
@@ -302,7 +305,12 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
         raise ApiError(
             400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
         )
-    extra = set(body) - {"answer", "cells"}
+    for_variant = body.get("variant_id")
+    if for_variant is not None and (
+        isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
+    ):
+        raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
+    extra = set(body) - {"answer", "cells", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
     if "answer" in body:
@@ -321,6 +329,7 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
             answer,
             seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
             source="api",
+            for_variant=for_variant,
         )
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None

@@ -8,13 +8,15 @@
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from markupsafe import Markup, escape
+from markupsafe import Markup
+
+from quizapp.page import (
+    markdown_html,
+)
 
 #: Cell input names: ``cell-<row>-<column>``, 0-based.
 CELL_NAME = "cell-{r}-{c}"
@@ -35,184 +37,6 @@ def showable(value: Any) -> Any:
             return Markup(shown)
         return shown
     return value
-
-
-def format_number(x: Any) -> str:
-    """A number as shown to students: integers without decimals, others to 4 significant digits.
-
-    ``2.0 -> "2"``, ``0.123456 -> "0.1235"``, ``-1e-12 -> "0"``, ``nan -> "NaN"``.
-    """
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "∞" if v > 0 else "-∞"
-    if abs(v) < 5e-13:
-        return "0"
-    if abs(v - round(v)) < 1e-9 and abs(v) < 1e15:
-        return str(int(round(v)))
-    text = f"{v:.4g}"
-    if "e" in text:
-        mant, exp = text.split("e")
-        return f"{mant}e{int(exp)}"
-    return text
-
-
-def _latex_number(x: Any) -> str:
-    text = format_number(x)
-    if "e" in text:
-        mant, exp = text.split("e")
-        return f"{mant} \\times 10^{{{exp}}}"
-    return text.replace("∞", "\\infty")
-
-
-def value_latex(value: Any) -> str:
-    """LaTeX of a scalar, vector (as a column) or matrix (``pmatrix``)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        return str(value)
-    if arr.ndim == 0:
-        return _latex_number(arr.item())
-    if arr.ndim == 1:
-        arr = arr.reshape(-1, 1)
-    if arr.ndim != 2:
-        return str(value)
-    rows = [" & ".join(_latex_number(v) for v in row) for row in arr.tolist()]
-    return "\\begin{pmatrix} " + " \\\\ ".join(rows) + " \\end{pmatrix}"
-
-
-def value_html(value: Any) -> Markup:
-    """A value as display MathML (safe HTML)."""
-    from quizapp.render import render_markdown
-
-    if value is None:
-        return Markup("")
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        return Markup("<code>") + escape(str(value)) + Markup("</code>")
-    return Markup(render_markdown("$$" + value_latex(value) + "$$"))
-
-
-def markdown_html(text: str) -> Markup:
-    """Markdown with ``$...$`` LaTeX as safe HTML with MathML."""
-    from quizapp.render import render_markdown
-
-    return Markup(render_markdown(text or ""))
-
-
-_MATRIX_ENV_RE = re.compile(r"\\begin\{[pbBvV]?matrix\}")
-
-
-def value_in_text(text: str, value: Any) -> bool:
-    """True if a worked-solution step's Markdown ``text`` already shows its ``value``: a vector or
-    matrix as a LaTeX matrix environment (``pmatrix``, ``bmatrix``, ...), a number as the digits
-    :func:`format_number` gives.  The page then does not repeat the value as a block."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        return False
-    if arr.ndim == 0:
-        return (
-            re.search(rf"(?<![\d.]){re.escape(format_number(arr.item()))}(?![\d])", text)
-            is not None
-        )
-    return _MATRIX_ENV_RE.search(text or "") is not None
-
-
-def solution_steps(bank_variant: Any) -> list[dict[str, Any]]:
-    """The worked solution of ``bank_variant`` as the templates show it: per step its title, text
-    (HTML), its value as display math only when the text does not show it already
-    (:func:`value_in_text`), and the heatmap of attention weights where the step asks for one."""
-    steps = []
-    for step in bank_variant.solution:
-        value = getattr(step, "value", None)
-        heat = getattr(step, "heatmap", False) and value is not None
-        show_value = value is not None and not value_in_text(step.text or "", value)
-        steps.append(
-            {
-                "title": step.title,
-                "text": markdown_html(step.text),
-                "value": value_html(value) if show_value else None,
-                "heatmap": heatmap_svg(value, step.row_labels, step.col_labels, title=step.title)
-                if heat
-                else None,
-            }
-        )
-    return steps
-
-
-def _heat_colour(t: float) -> str:
-    """White (t=0) to a dark blue (t=1), linear in sRGB."""
-    t = min(1.0, max(0.0, t))
-    lo, hi = (255, 255, 255), (23, 70, 160)
-    r, g, b = (round(a + (c - a) * t) for a, c in zip(lo, hi, strict=True))
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def heatmap_svg(
-    value: Any,
-    row_labels: list[str] | None = None,
-    col_labels: list[str] | None = None,
-    *,
-    title: str = "Attention weights",
-) -> Markup:
-    """An SVG colour grid of a 2-D array (attention weights), each cell also showing its number.
-
-    Colour runs from white at min(0, min value) to dark blue at max(1, max value), so weights in
-    [0, 1] are comparable across heatmaps.  Returns ``Markup("")`` for non-2-D input.  The SVG uses
-    presentation attributes only (no ``style``), so a strict CSP allows it.
-    """
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 1:
-        arr = arr.reshape(1, -1)
-    if arr.ndim != 2 or arr.size == 0 or arr.size > 4096:
-        return Markup("")
-    n, m = arr.shape
-    finite = arr[np.isfinite(arr)]
-    lo = min(0.0, float(finite.min())) if finite.size else 0.0
-    hi = max(1.0, float(finite.max())) if finite.size else 1.0
-    rl = row_labels if row_labels and len(row_labels) == n else [str(i + 1) for i in range(n)]
-    cl = col_labels if col_labels and len(col_labels) == m else [str(j + 1) for j in range(m)]
-    # Sizes from the label lengths (about 7 px per character at font-size 12), so labels never
-    # overlap: columns as wide as their longest label, the left margin as the longest row label.
-    cell = max(48, min(140, 7 * max(len(str(c)) for c in cl) + 10))
-    left = max(24, min(200, 7 * max(len(str(r)) for r in rl) + 12))
-    top = 28
-    width, height = left + m * cell + 4, top + n * cell + 4
-    parts = [
-        f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
-        f"<title>{escape(title)}</title>",
-    ]
-    for j, label in enumerate(cl):
-        x = left + j * cell + cell / 2
-        parts.append(
-            f'<text x="{x:.1f}" y="{top - 8}" text-anchor="middle" font-size="12" '
-            f'fill="#333">{escape(label)}</text>'
-        )
-    for i, label in enumerate(rl):
-        y = top + i * cell + cell / 2 + 4
-        parts.append(
-            f'<text x="{left - 6}" y="{y:.1f}" text-anchor="end" font-size="12" '
-            f'fill="#333">{escape(label)}</text>'
-        )
-        for j in range(m):
-            v = float(arr[i, j])
-            t = (v - lo) / (hi - lo) if hi > lo and math.isfinite(v) else 0.0
-            x0, y0 = left + j * cell, top + i * cell
-            text_fill = "#ffffff" if t > 0.55 else "#111111"
-            parts.append(
-                f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" '
-                f'fill="{_heat_colour(t)}" stroke="#888" stroke-width="1"/>'
-            )
-            parts.append(
-                f'<text x="{x0 + cell / 2:.1f}" y="{y0 + cell / 2 + 4:.1f}" text-anchor="middle" '
-                f'font-size="12" fill="{text_fill}">{escape(format_number(v))}</text>'
-            )
-    parts.append("</svg>")
-    return Markup("".join(parts))
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,6 +137,7 @@ def build_form_view(
     invalid_cell: Any = None,
     check_cells: bool = False,
     parsed: Any = None,
+    choices_html: list[Markup] | None = None,
 ) -> FormView:
     """The form for ``AnswerForm`` ``form``, pre-filled with ``answer`` (the last posted one) and
     marked with ``cells`` (its verdict's boolean grid); ``invalid_cell`` (1-based ``[row, column]``,
@@ -321,7 +146,9 @@ def build_form_view(
     ``quizapp.grading.parse_number``, so ALL unreadable cells are marked and listed in
     ``FormView.cell_problems`` (the grading engine reports only the first).
     ``parsed`` (the stored parsed answer: number or nested lists) fills the grid when the answer
-    was pasted as text and has the grid's size, so the marks sit next to the numbers they judge."""
+    was pasted as text and has the grid's size, so the marks sit next to the numbers they judge.
+    ``choices_html``: the choices as stored with the variant's page (rendered when it was created);
+    without it they are rendered now (the instructor's preview of a seed)."""
     text_value = answer if isinstance(answer, str) else ""
     if form.type == "choice":
         choices = [
@@ -333,7 +160,7 @@ def build_form_view(
                 html=Markup('<span class="choice-letter">(')
                 + choice_letter(i)
                 + Markup(")</span> ")
-                + markdown_html(c),
+                + (choices_html[i] if choices_html else markdown_html(c)),
                 checked=(text_value.strip() == str(i + CHOICE_BASE)),
             )
             for i, c in enumerate(form.choices or [])

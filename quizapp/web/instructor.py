@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as WResponse
 from quizapp import instructor as inst
 from quizapp import services
 from quizapp.models import Exercise, User, db
-from quizapp.web import display
+from quizapp.page import page_markup, render_page
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
 
@@ -233,23 +233,6 @@ def exercise(quiz_id: str, name: str) -> str:
     )
 
 
-def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    return display.solution_steps(bank_variant)
-
-
-def _expected_view(bank_variant: Any) -> dict[str, Any]:
-    from quizapp.bank import expected_answer_text
-
-    try:
-        text = expected_answer_text(bank_variant)
-    except Exception:  # a form without a canonical text
-        text = ""
-    value_html = None
-    if bank_variant.answer_form.type in ("scalar", "vector", "matrix", "partial_matrix"):
-        value_html = display.value_html(bank_variant.expected)
-    return {"text": text, "html": value_html}
-
-
 @bp.route("/exercises/<quiz_id>/<name>/preview", methods=["GET", "POST"])
 def preview(quiz_id: str, name: str) -> tuple[str, int]:
     """Any seed of the exercise's current version; POST grades a typed answer against it
@@ -264,6 +247,8 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         return render_template(
             "errors/error.html", status=500, message=f"This exercise does not generate: {err}"
         ), 500
+    # The same page a student with this seed would get (rendered as a new variant is).
+    page = page_markup(render_page(bank_variant))
     form = EmptyForm()
     verdict = None
     answer = ""
@@ -293,12 +278,12 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         ex=ex,
         seed=seed,
         v=bank_variant,
-        prompt_html=display.markdown_html(bank_variant.prompt),
-        hints=[display.markdown_html(h) for h in (bank_variant.hints or [])],
-        choices=[display.markdown_html(c) for c in (bank_variant.answer_form.choices or [])],
+        prompt_html=page["prompt_html"],
+        hints=page["hints"],
+        choices=page["choices"] or [],
         given=bank_variant.answer_form.given,
-        expected=_expected_view(bank_variant),
-        solution=_solution_view(bank_variant),
+        expected=page["expected"],
+        solution=page["solution"],
         detectors=list(bank_variant.detectors or ()),
         params=inst.variant_parameters(bank_variant),
         form=form,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import (
     Blueprint,
     current_app,
@@ -19,6 +17,7 @@ from werkzeug.wrappers import Response
 
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
+from quizapp.page import page_markup
 from quizapp.web import display
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -48,24 +47,6 @@ def progress() -> str:
     )
 
 
-def _solution_view(bank_variant: Any) -> list[dict[str, Any]]:
-    return display.solution_steps(bank_variant)
-
-
-def _expected_view(bank_variant: Any) -> dict[str, Any]:
-    from quizapp.bank import expected_answer_text
-
-    try:
-        text = expected_answer_text(bank_variant)
-    except Exception:  # a kind without a canonical text: show the value only
-        text = ""
-    form = bank_variant.answer_form
-    value_html = None
-    if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
-        value_html = display.value_html(bank_variant.expected)
-    return {"text": text, "html": value_html}
-
-
 def render_exercise(
     exercise: Exercise,
     *,
@@ -87,7 +68,9 @@ def render_exercise(
     else:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    # What the student is shown was rendered when the variant was created (never again).
+    page = page_markup(variant.page)
+    form = services.stored_variant(variant).answer_form
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -112,7 +95,8 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     form_view = display.build_form_view(
-        bank_variant.answer_form,
+        form,
+        choices_html=page["choices"],
         answer=answer,
         cells=cells,
         invalid_cell=invalid_cell,
@@ -126,9 +110,9 @@ def render_exercise(
         "exercise": exercise,
         "quiz": quiz,
         "variant": variant,
-        "bank_variant": bank_variant,
-        "prompt_html": display.markdown_html(bank_variant.prompt),
-        "hints": [display.markdown_html(h) for h in (bank_variant.hints or [])],
+        "title": page["title"],
+        "prompt_html": page["prompt_html"],
+        "hints": page["hints"],
         "state": state,
         "submissions": list(reversed(submissions)),
         "current": current,
@@ -137,8 +121,8 @@ def render_exercise(
         "error": error,
         "closed": closed,
         "finished": state.finished,
-        "solution": _solution_view(bank_variant) if state.finished else None,
-        "expected": _expected_view(bank_variant) if state.finished else None,
+        "solution": page["solution"] if state.finished else None,
+        "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
@@ -172,6 +156,13 @@ def _form_body_is_utf8() -> bool:
     return bool(g.get("form_utf8", True))
 
 
+def _posted_variant_id() -> int | None:
+    """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
+    None when the form did not say (an old page, a hand-made request)."""
+    raw = request.form.get("variant", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
 @limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
@@ -182,7 +173,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    bank_variant = services.generate_variant(variant)
+    form = services.stored_variant(variant).answer_form
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
@@ -190,7 +181,8 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
-    posted = display.read_posted_answer(bank_variant.answer_form, request.form)
+    posted = display.read_posted_answer(form, request.form)
+    for_variant = _posted_variant_id()
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             exercise, posted=posted, error="Type an answer before submitting.", status=400
@@ -204,6 +196,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             seed_secret=secret,
             source="web",
             variant=variant,
+            for_variant=for_variant,
         )
     except services.BadRequest as err:
         return render_exercise(exercise, posted=None, error=err.message, status=400)

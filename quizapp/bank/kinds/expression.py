@@ -184,6 +184,19 @@ class ExpressionKind(Kind):
                 "require",
                 failed,
             )
+        return self._answer(params, answer, values)
+
+    def solve(self, params: KindParams, values: dict[str, Any]) -> Generated:
+        """The answer of ``params`` evaluated on ``values`` (a stored variant's variables): how a
+        regrade applies a corrected ``answer`` to the numbers a student saw.  Raises
+        ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
+        assert isinstance(params, ExpressionSpec)
+        return self._answer(params, compile_expression(params.answer), dict(values))
+
+    def _answer(
+        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
+    ) -> Generated:
+        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution."""
         trace: list[Step] = []
         try:
             value = evaluate(answer, values, trace=trace)

@@ -1,0 +1,162 @@
+"""A variant as a stored fact: :class:`~quizapp.bank.types.Variant` to JSON and back, exactly.
+
+When a student's variant is created its numbers, expected answer, answer form, tolerance and the
+data its mistake detectors read are frozen into one JSON document (:func:`freeze`) and stored
+with it; every later view, submit and regrade thaws that document (:func:`thaw`) instead of
+drawing again, so a change of the exercise's YAML or of a kind's code never changes what a
+student was shown or is graded against.
+
+The encoding round-trips every value a kind produces, bit for bit and type for type:
+
+- ``None``, ``bool``, ``int``, ``str``, finite ``float`` as themselves (Python's ``json`` writes a
+  float as its shortest repr, which reads back to the same double);
+- non-finite floats as ``{"$f": "nan" | "inf" | "-inf"}`` (JSON, and PostgreSQL's ``json``,
+  have no NaN);
+- ``list`` as a list, ``tuple`` as ``{"$t": [...]}``;
+- a ``dict`` whose keys are all strings not starting with ``$`` as an object, any other dict as
+  ``{"$d": [[key, value], ...]}``;
+- a NumPy array as ``{"$a": dtype, "s": shape, "v": flat values}`` (dtypes ``bool``, integers,
+  floats); a NumPy scalar as ``{"$s": dtype, "v": value}``.
+
+Anything else (an object array, a function, a custom class) raises :class:`TypeError`: a kind
+that produces one must be fixed, not stored lossily.  Pure: no Flask, no database.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from quizapp.bank.types import AnswerForm, SolutionStep, Variant
+from quizapp.grading.types import Tolerance
+
+#: Version of this document's layout (``record["format"]``); :func:`thaw` refuses others.
+FORMAT = 1
+
+_DTYPE_KINDS = "biuf"
+
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON-safe data (see the module docstring); raises ``TypeError``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in _DTYPE_KINDS:
+            raise TypeError(f"cannot store a NumPy scalar of dtype {value.dtype}")
+        return {"$s": value.dtype.str, "v": _float_or_tag(value.item())}
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _float_or_tag(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in _DTYPE_KINDS:
+            raise TypeError(f"cannot store a NumPy array of dtype {value.dtype}")
+        flat = [_float_or_tag(v) for v in value.ravel().tolist()]
+        return {"$a": value.dtype.str, "s": list(value.shape), "v": flat}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, tuple):
+        return {"$t": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: encode(v) for k, v in value.items()}
+        return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot store a value of type {type(value).__name__}")
+
+
+def _float_or_tag(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$f": "nan" if value != value else ("inf" if value > 0 else "-inf")}
+    return value
+
+
+def decode(data: Any) -> Any:
+    """The value :func:`encode` encoded.  Raises ``ValueError`` for malformed data."""
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "$f" in data:
+        return float(data["$f"])
+    if "$t" in data:
+        return tuple(decode(v) for v in data["$t"])
+    if "$d" in data:
+        return {_hashable(decode(k)): decode(v) for k, v in data["$d"]}
+    if "$a" in data:
+        dtype = np.dtype(data["$a"])
+        values = [float(v["$f"]) if isinstance(v, dict) else v for v in data["v"]]
+        return np.array(values, dtype=dtype).reshape(tuple(data["s"]))
+    if "$s" in data:
+        v = data["v"]
+        return np.dtype(data["$s"]).type(float(v["$f"]) if isinstance(v, dict) else v)
+    return {k: decode(v) for k, v in data.items()}
+
+
+def _hashable(key: Any) -> Any:
+    if isinstance(key, list):
+        return tuple(_hashable(k) for k in key)
+    return key
+
+
+def _dataclass_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: encode(getattr(obj, f.name)) for f in fields(obj)}
+
+
+def freeze(variant: Variant) -> dict[str, Any]:
+    """The JSON document of ``variant`` (every field of :class:`Variant`, ``format`` added).
+
+    Raises ``TypeError`` if a value cannot be stored exactly (see the module docstring).
+    """
+    return {
+        "format": FORMAT,
+        "exercise_id": variant.exercise_id,
+        "seed": int(variant.seed),
+        "title": variant.title,
+        "prompt": variant.prompt,
+        "expected": encode(variant.expected),
+        "answer_form": _dataclass_dict(variant.answer_form),
+        "solution": [_dataclass_dict(step) for step in variant.solution],
+        "tolerance": _dataclass_dict(variant.tolerance),
+        "partial_credit": bool(variant.partial_credit),
+        "values": encode(variant.values),
+        "context": encode(variant.context),
+        "detectors": list(variant.detectors),
+        "hints": list(variant.hints),
+    }
+
+
+def thaw(record: dict[str, Any]) -> Variant:
+    """The :class:`Variant` that :func:`freeze` stored in ``record``.
+
+    Raises ``ValueError`` for a record of another format or a malformed one.
+    """
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        got = record.get("format") if isinstance(record, dict) else type(record).__name__
+        raise ValueError(f"not a stored variant of format {FORMAT} (got {got!r})")
+    try:
+        form = {k: decode(v) for k, v in record["answer_form"].items()}
+        if isinstance(form.get("shape"), list):  # shapes are tuples; old lists stay readable
+            form["shape"] = tuple(form["shape"])
+        return Variant(
+            exercise_id=str(record["exercise_id"]),
+            seed=int(record["seed"]),
+            title=str(record["title"]),
+            prompt=str(record["prompt"]),
+            expected=decode(record["expected"]),
+            answer_form=AnswerForm(**form),
+            solution=[
+                SolutionStep(**{k: decode(v) for k, v in step.items()})
+                for step in record["solution"]
+            ],
+            tolerance=Tolerance(**{k: decode(v) for k, v in record["tolerance"].items()}),
+            partial_credit=bool(record["partial_credit"]),
+            values=decode(record["values"]),
+            context=decode(record["context"]),
+            detectors=tuple(record["detectors"]),
+            hints=[str(h) for h in record["hints"]],
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed stored variant: {exc}") from exc
