@@ -33,6 +33,9 @@ the app cannot use is a :class:`ConfigError` naming the variable.  Environment v
 - ``QUIZAPP_PROXY_FIX``: the number of reverse proxies in front (0 to 10, default 0) whose
   ``X-Forwarded-*`` headers are trusted (Werkzeug's ``ProxyFix``).
 - ``QUIZAPP_STUDENT_LEADERBOARD``: on/off, the anonymous student leaderboard (default off).
+- ``QUIZAPP_LOG_FORMAT``: ``text`` (default) or ``json`` (JSON lines) for the app's log records
+  on standard error; ``QUIZAPP_LOG_LEVEL``: ``DEBUG``, ``INFO`` (default), ``WARNING``, ``ERROR``
+  (see :mod:`quizapp.logs`).
 - ``QUIZAPP_SQLITE_SYNCHRONOUS``: SQLite's ``PRAGMA synchronous`` on every connection, ``NORMAL``
   (default) or ``FULL``.  The database runs in WAL mode, where NORMAL is safe from corruption
   and loses nothing when the server process crashes or is killed; only a power loss or an
@@ -60,6 +63,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from quizapp.logs import LOG_FORMATS, LOG_LEVELS
 from quizapp.resources import bundled_folder
 
 #: Largest request body accepted (bytes).  A 64 x 64 grid of 30-character cells is ~125 KB of form
@@ -146,6 +150,8 @@ class EnvironmentSettings(BaseSettings):
     QUIZAPP_LIMIT_LOGIN_FAILURES: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN_FAILURES"]
     QUIZAPP_PROXY_FIX: int = 0
     QUIZAPP_STUDENT_LEADERBOARD: bool = False
+    QUIZAPP_LOG_FORMAT: str = "text"
+    QUIZAPP_LOG_LEVEL: str = "INFO"
 
     @classmethod
     def settings_customise_sources(
@@ -197,6 +203,19 @@ class EnvironmentSettings(BaseSettings):
     @classmethod
     def _proxies(cls, value: Any) -> int:
         return proxy_fix(value)
+
+    @field_validator("QUIZAPP_LOG_FORMAT", "QUIZAPP_LOG_LEVEL", mode="before")
+    @classmethod
+    def _logging(cls, value: Any, info: ValidationInfo) -> str:
+        name = str(info.field_name)
+        if _blank(value):
+            return str(cls.model_fields[name].default)
+        choices = LOG_FORMATS if name == "QUIZAPP_LOG_FORMAT" else LOG_LEVELS
+        text = str(value).strip()
+        text = text.lower() if name == "QUIZAPP_LOG_FORMAT" else text.upper()
+        if text not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return text
 
     @field_validator(*DEFAULT_LIMITS, mode="after")
     @classmethod
@@ -378,6 +397,8 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["QUIZAPP_HTTPS"] = bool(https)
     cfg["QUIZAPP_STUDENT_LEADERBOARD"] = env.QUIZAPP_STUDENT_LEADERBOARD
     cfg["QUIZAPP_PROXY_FIX"] = env.QUIZAPP_PROXY_FIX
+    cfg["QUIZAPP_LOG_FORMAT"] = env.QUIZAPP_LOG_FORMAT
+    cfg["QUIZAPP_LOG_LEVEL"] = env.QUIZAPP_LOG_LEVEL
 
     if "QUIZAPP_TRUSTED_HOSTS" in over:
         cfg["TRUSTED_HOSTS"] = trusted_hosts(over["QUIZAPP_TRUSTED_HOSTS"])

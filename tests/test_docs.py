@@ -209,8 +209,10 @@ def _check_command(text: str) -> str | None:
         command = command.commands[args[i]]
         i += 1
     if isinstance(command, click.Group):
-        rest = args[i] if i < len(args) else "(nothing)"
-        if rest.startswith("-") and rest in ("--help", "--version"):
+        if i == len(args):
+            return None  # the group itself ("quizapp db")
+        rest = args[i]
+        if rest in ("--help", "--version"):
             return None
         return f"no command {rest!r} in {command.name!r}"
     options = {"--help"}

@@ -12,13 +12,11 @@ from typing import Any
 
 import click
 
-from quizapp.cli._group import main
+from quizapp.cli._group import app, main
 
 
 def _app() -> Any:
-    from quizapp.web import create_app
-
-    return create_app()
+    return app()
 
 
 def _upgrade(app: Any) -> None:
@@ -253,9 +251,23 @@ def create_user(
         click.echo(f"Created {user.role} {user.username!r} (id {user.id}).")
 
 
-@main.group()
-def db() -> None:
-    """Database maintenance."""
+def _db_group() -> click.Group:
+    """``quizapp db``: Flask-Migrate's ``db`` group (its ``--directory``/``--x-arg`` options and
+    its callback, which builds the app and keeps them in ``g``), with ``upgrade`` ours."""
+    from flask_migrate.cli import db as migrate_db
+
+    return click.Group(
+        "db",
+        callback=migrate_db.callback,
+        params=list(migrate_db.params),
+        help="Database maintenance: upgrade, and Flask-Migrate's commands for maintainers "
+        "(migrate, current, heads, history, downgrade, ...: the same as "
+        "flask --app quizapp.web:create_app db ...).",
+    )
+
+
+db = _db_group()
+main.add_command(db)
 
 
 @db.command()
@@ -267,3 +279,20 @@ def upgrade(revision: str) -> None:
     app = _app()
     upgrade_database(app, revision)
     click.echo(f"Database at {app.config['SQLALCHEMY_DATABASE_URI'].split('@')[-1]} is up to date.")
+
+
+def _attach_flask_commands() -> None:
+    """Flask's ``shell`` and ``routes``, and Flask-Migrate's ``db`` commands (except ``init``,
+    which would start a second migration history, and ``upgrade``, which is ours: it prints
+    where the database is)."""
+    from flask.cli import routes_command, shell_command
+    from flask_migrate.cli import db as migrate_db
+
+    main.add_command(shell_command)
+    main.add_command(routes_command)
+    for name, command in migrate_db.commands.items():
+        if name not in ("init", "upgrade", "list-templates"):
+            db.add_command(command, name)
+
+
+_attach_flask_commands()

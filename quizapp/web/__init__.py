@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
 from quizapp.config import ConfigError, build_config, default_instance_path
+from quizapp.logs import configure_logging
 from quizapp.models import User, db
 from quizapp.web import database  # registers the SQLite engine events
 from quizapp.web.database import MIGRATIONS_DIR
@@ -85,6 +86,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.response_class = SafeTextResponse
     app.url_map.converters["int"] = BoundedIntConverter
     app.config.update(build_config(instance, config))
+    configure_logging(app.config["QUIZAPP_LOG_FORMAT"], app.config["QUIZAPP_LOG_LEVEL"])
     _trust_proxies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
 
