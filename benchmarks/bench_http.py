@@ -141,19 +141,30 @@ def _prepare(root: Path, n_users: int) -> tuple[dict[str, str], list[tuple[str, 
         db.session.commit()
         exercise = services.get_exercise(db.session, "bench/system")
         version_id = exercise.current_version.id
-        # Variant 1 of every student, as get_or_create_variant creates it (one bulk insert).
-        db.session.add_all(
-            [
+        # Variant 1 of every student, drawn and stored as get_or_create_variant stores it (one
+        # bulk insert).
+        source = services.bank_exercise(
+            exercise.id, exercise.current_version.content_hash, exercise.current_version.source
+        )
+        rows = []
+        for user in users:
+            drawn = services.draw_variant(
+                source, derive_seed(env["QUIZAPP_SEED_SECRET"], user.id, exercise.id, 1)
+            )
+            rows.append(
                 Variant(
                     user_id=user.id,
                     exercise_id=exercise.id,
                     variant_number=1,
-                    seed=derive_seed(env["QUIZAPP_SEED_SECRET"], user.id, exercise.id, 1),
+                    seed=drawn.seed,
                     version_id=version_id,
-                )  # fmt: skip
-                for user in users
-            ]
-        )
+                    record=drawn.record,
+                    page=drawn.page,
+                    generator=drawn.generator,
+                    seed_fallbacks=len(drawn.failures),
+                )
+            )
+        db.session.add_all(rows)
         db.session.commit()
         for user in users:
             pairs.append(session_cookie(app, user, USER_AGENT))

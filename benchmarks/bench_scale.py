@@ -265,8 +265,8 @@ def cache_key(n_students: int, seed_secret: str, rng_seed: int) -> str:
     files = sorted((REPO / "migrations").rglob("*.py")) + sorted(
         p for p in (REPO / "exercises").rglob("*") if p.is_file()
     )
-    files += [REPO / "quizapp" / name for name in ("models.py", "models_instructor.py",
-                                                    "services")]  # fmt: skip
+    files += [REPO / "quizapp" / name for name in ("models.py", "models_instructor.py")]
+    files += sorted((REPO / "quizapp" / "services").rglob("*.py"))
     for path in files:
         h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:24]

@@ -128,6 +128,24 @@ def freeze(variant: Variant) -> dict[str, Any]:
     }
 
 
+def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:
+    """Only the answer form of a stored variant (what a page needs to show its inputs), without
+    decoding the rest.  Raises ``ValueError`` like :func:`thaw`."""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError(f"not a stored variant of format {FORMAT}")
+    try:
+        return _answer_form(record["answer_form"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed stored variant: {exc}") from exc
+
+
+def _answer_form(data: dict[str, Any]) -> AnswerForm:
+    form = {k: decode(v) for k, v in data.items()}
+    if isinstance(form.get("shape"), list):  # shapes are tuples
+        form["shape"] = tuple(form["shape"])
+    return AnswerForm(**form)
+
+
 def thaw(record: dict[str, Any]) -> Variant:
     """The :class:`Variant` that :func:`freeze` stored in ``record``.
 
@@ -137,16 +155,13 @@ def thaw(record: dict[str, Any]) -> Variant:
         got = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise ValueError(f"not a stored variant of format {FORMAT} (got {got!r})")
     try:
-        form = {k: decode(v) for k, v in record["answer_form"].items()}
-        if isinstance(form.get("shape"), list):  # shapes are tuples; old lists stay readable
-            form["shape"] = tuple(form["shape"])
         return Variant(
             exercise_id=str(record["exercise_id"]),
             seed=int(record["seed"]),
             title=str(record["title"]),
             prompt=str(record["prompt"]),
             expected=decode(record["expected"]),
-            answer_form=AnswerForm(**form),
+            answer_form=_answer_form(record["answer_form"]),
             solution=[
                 SolutionStep(**{k: decode(v) for k, v in step.items()})
                 for step in record["solution"]

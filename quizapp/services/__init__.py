@@ -85,6 +85,7 @@ from quizapp.services.variants import (
     get_or_create_variant,
     get_progress,
     new_practice_variant,
+    stored_answer_form,
     stored_variant,
     variant_state,
 )
@@ -141,6 +142,7 @@ __all__ = [
     "quiz_summaries",
     "recompute_progress",
     "revoke_api_token",
+    "stored_answer_form",
     "stored_variant",
     "submission_rows",
     "submit",

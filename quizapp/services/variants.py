@@ -26,6 +26,7 @@ from quizapp.models import (
 )
 
 if TYPE_CHECKING:
+    from quizapp.bank import AnswerForm
     from quizapp.bank import Exercise as BankExercise
     from quizapp.bank import Variant as BankVariant
 
@@ -108,6 +109,20 @@ def stored_variant(variant: Variant) -> BankVariant:
 
     try:
         return thaw(variant.record)
+    except ValueError as exc:
+        log.exception("stored variant %s of %s is unreadable", variant.id, variant.exercise_id)
+        raise Unavailable(
+            "This exercise cannot be shown right now; please tell your instructor."
+        ) from exc
+
+
+def stored_answer_form(variant: Variant) -> AnswerForm:
+    """The answer form of the stored variant (what the page's inputs need), decoded alone.
+    Raises ``Unavailable`` like :func:`stored_variant`."""
+    from quizapp.bank.stored import thaw_answer_form
+
+    try:
+        return thaw_answer_form(variant.record)
     except ValueError as exc:
         log.exception("stored variant %s of %s is unreadable", variant.id, variant.exercise_id)
         raise Unavailable(

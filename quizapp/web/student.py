@@ -70,7 +70,7 @@ def render_exercise(
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
-    form = services.stored_variant(variant).answer_form
+    form = services.stored_answer_form(variant)
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -173,7 +173,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
-    form = services.stored_variant(variant).answer_form
+    form = services.stored_answer_form(variant)
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
