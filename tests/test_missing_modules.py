@@ -115,6 +115,22 @@ def test_the_app_does_not_start_without_the_instructor_pages(tmp_path: Path) -> 
     assert "ModuleNotFoundError" in done.stderr and "quizapp.web.instructor" in done.stderr
 
 
+def test_every_command_module_is_imported_by_name() -> None:
+    """quizapp.cli imports its command modules by name (a missing one is an import error), so a
+    new module must be added there, or its commands would not exist."""
+    tree = ast.parse((REPO / "quizapp" / "cli" / "__init__.py").read_text(encoding="utf-8"))
+    imported = {
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "quizapp.cli"
+        for alias in node.names
+    }
+    modules = {
+        p.stem for p in (REPO / "quizapp" / "cli").glob("*.py") if not p.stem.startswith("_")
+    }
+    assert modules == imported
+
+
 # ---------------------------------------------------------------------------------------------
 # The patterns of optional-module scaffolding
 

@@ -1,6 +1,6 @@
 """The ``quizapp`` command.
 
-Each module of this package (``grade``, ``authoring``, ``server``, ``instructor``) attaches its
+Each module of this package (``grade``, ``authoring``, ``server``, ``instructor``, ``lti``) attaches its
 commands to the root group in ``_group``; they are imported here by name, so a missing module is
 an import error, never a command that silently disappears.  Commands that need the application
 (``serve``, ``sync``, ``create-user``, ``db upgrade``, ...) build it themselves; the pure ones
@@ -9,7 +9,7 @@ an import error, never a command that silently disappears.  Commands that need t
 
 from __future__ import annotations
 
-from quizapp.cli import authoring, grade, instructor, server  # noqa: F401  (attach commands)
+from quizapp.cli import authoring, grade, instructor, lti, server  # noqa: F401  (attach commands)
 from quizapp.cli._group import main
 
 __all__ = ["main"]

@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from quizapp import signals
 from quizapp.models import (
     Exercise,
     Submission,
@@ -186,7 +187,8 @@ def submit(
       attempt and gets the earlier verdict (stored with ``duplicate_of_id``);
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
-    - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``.
+    - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``.
 
     Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
@@ -329,6 +331,11 @@ def submit(
     if not variant.is_practice and used:
         refresh_user_totals(session, user_id)
     commit_keeping_loaded(session)  # the rows are what was just written: no reload
+    if not variant.is_practice and used:
+        # After the commit: receivers (the LMS grade queue) see the stored attempt.
+        signals.score_changed.send(
+            session, user_id=user_id, exercise_id=exercise.id, quiz_id=exercise.quiz_id
+        )
     return SubmitResult(
         submission=row,
         variant=variant,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from quizapp.bank import Bank
 
 
-from quizapp.services.totals import ensure_current
+import quizapp.services.totals as totals
 from quizapp.services.transactions import begin_write
 
 log = logging.getLogger(__name__)
@@ -255,7 +255,7 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     # Scoreboard totals follow the live exercises and their points: rebuild them now, at sync,
     # rather than on the next scoreboard view (which still checks, as a safety net).  One
     # fingerprint query when nothing changed.
-    ensure_current(session)
+    totals.ensure_current(session)
     return report
 
 

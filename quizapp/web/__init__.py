@@ -2,7 +2,8 @@
 
 Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise pages, progress),
 ``api`` (JSON API under ``/api/v1``), ``instructor`` (the instructor pages, plus its public
-blueprint for password-reset links and the student leaderboard).
+blueprint for password-reset links and the student leaderboard), ``lti`` (the LMS connection:
+LTI 1.3 launches under ``/lti``, its settings under ``/instructor/lms``).
 """
 
 from __future__ import annotations
@@ -109,13 +110,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
         ) from None
 
-    from quizapp.web import api, auth, errors, instructor, security, student
+    from quizapp.web import api, auth, errors, instructor, lti, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(instructor.bp)
     instructor.init_app(app)
+    app.register_blueprint(lti.bp)
+    lti.init_app(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
     app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
