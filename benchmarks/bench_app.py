@@ -32,8 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     timeouts, access log on stdout), so the benchmark measures what ``quizapp serve`` runs.
 
     ``python -m benchmarks.bench_app --port P [--workers 2] [--threads 4] [--timeout 30]
-    [--worker-class sync]``; ``--worker-class`` (default: ``quizapp serve``'s) exists only to
-    compare worker classes.
+    [--worker-class sync] [--profile-dir DIR]``; ``--worker-class`` (default: ``quizapp
+    serve``'s) exists only to compare worker classes; ``--profile-dir`` wraps the worker class in
+    ``benchmarks.profile_submit.profiling_worker`` (pyinstrument, while a flag file says so).
     """
     import argparse
 
@@ -46,10 +47,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=30)
     parser.add_argument("--worker-class", default=None)
+    parser.add_argument("--profile-dir", default=None)
     args = parser.parse_args(argv)
     options = gunicorn_options(args.host, args.port, args.workers, args.threads, args.timeout)
     if args.worker_class:
         options["worker_class"] = args.worker_class
+    if args.profile_dir:
+        from pathlib import Path
+
+        from benchmarks.profile_submit import profiling_worker
+
+        options["worker_class"] = profiling_worker(options["worker_class"], Path(args.profile_dir))
     _GunicornApp(create_bench_app(), options).run()
 
 

@@ -269,6 +269,60 @@ def session_cookie(app: Any, user: Any, user_agent: str) -> tuple[str, str]:
     return value, token
 
 
+def add_students(session: Any, n: int, prefix: str = "s") -> list[Any]:
+    """``n`` students ``<prefix>00000``, ... added and committed in one go (all with one scrypt
+    hash of a password no one uses: the benchmarks sign them in with :func:`session_cookie`)."""
+    from werkzeug.security import generate_password_hash
+
+    from quizapp.models import User, username_key
+
+    hashed = generate_password_hash("benchmark-password", method="scrypt")
+    users = [
+        User(
+            username=f"{prefix}{i:05d}",
+            username_key=username_key(f"{prefix}{i:05d}"),
+            password_hash=hashed,
+            role="student",
+        )  # fmt: skip
+        for i in range(n)
+    ]
+    session.add_all(users)
+    session.commit()
+    return users
+
+
+def store_variants(session: Any, users: list[Any], exercise_ids: list[str], secret: str) -> None:
+    """Variant 1 of each exercise for each of ``users``, drawn, frozen and rendered from the
+    exercise's current version as ``services.get_or_create_variant`` would store it (its seed
+    from ``derive_seed(secret, ...)``), inserted in one commit."""
+    from quizapp import services
+    from quizapp.bank import derive_seed
+    from quizapp.models import Variant
+
+    rows = []
+    for exercise_id in exercise_ids:
+        exercise = services.get_exercise(session, exercise_id)
+        version = exercise.current_version
+        source = services.bank_exercise(exercise.id, version.content_hash, version.source)
+        for user in users:
+            drawn = services.draw_variant(source, derive_seed(secret, user.id, exercise.id, 1))
+            rows.append(
+                Variant(
+                    user_id=user.id,
+                    exercise_id=exercise.id,
+                    variant_number=1,
+                    seed=drawn.seed,
+                    version_id=version.id,
+                    record=drawn.record,
+                    page=drawn.page,
+                    generator=drawn.generator,
+                    seed_fallbacks=len(drawn.failures),
+                )  # fmt: skip
+            )
+    session.add_all(rows)
+    session.commit()
+
+
 class MissingTool(RuntimeError):
     """A section needs a program that is not installed (the message says which and how)."""
 

@@ -24,10 +24,14 @@ the app cannot use is a :class:`ConfigError` naming the variable.  Environment v
 - ``QUIZAPP_TRUSTED_HOSTS``: comma-separated host names the app answers to (Flask's
   ``TRUSTED_HOSTS``); a request with another ``Host`` header gets 400.  Default: any.
 - ``QUIZAPP_MAX_CONTENT_LENGTH``: largest accepted request body in bytes (default 256 KiB).
-- ``QUIZAPP_LIMIT_LOGIN`` / ``_REGISTER`` / ``_SUBMIT``: rate limits (default 30/min, 10/min,
-  30/min per user, token or address); ``QUIZAPP_LIMIT_LOGIN_FAILURES``: failed sign-ins (page or
-  API token) per account and address (default 10 per 15 minutes; the right password is refused
-  too until the window passes, then works); ``QUIZAPP_RATELIMIT=0`` disables them;
+- ``QUIZAPP_LIMIT_REGISTER`` / ``_SUBMIT``: rate limits (default 10/min per address, 30/min per
+  user or token).  Wrong passwords (sign-in page or API token; ``quizapp.web.auth.sign_in_limits``):
+  ``QUIZAPP_LIMIT_LOGIN_FAILURES`` per account and address, or per account and browser for a
+  browser that signed in to it before (default 10 per 15 minutes; the right password is refused
+  too until the window passes, then works), ``QUIZAPP_LIMIT_LOGIN_ACCOUNT`` per account from all
+  addresses (default 20 per 15 minutes), ``QUIZAPP_LIMIT_LOGIN`` per address (default 60 per
+  minute); ``QUIZAPP_LIMIT_PREVIEW``: answer previews (the page asks for one as the student
+  types; default 240/min); ``QUIZAPP_RATELIMIT=0`` disables them;
   ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
   workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
 - ``QUIZAPP_PROXY_FIX``: the number of reverse proxies in front (0 to 10, default 0) whose
@@ -36,6 +40,13 @@ the app cannot use is a :class:`ConfigError` naming the variable.  Environment v
 - ``QUIZAPP_LOG_FORMAT``: ``text`` (default) or ``json`` (JSON lines) for the app's log records
   on standard error; ``QUIZAPP_LOG_LEVEL``: ``DEBUG``, ``INFO`` (default), ``WARNING``, ``ERROR``
   (see :mod:`quizapp.logs`).
+- ``QUIZAPP_COMPRESS``: ``0`` turns off compressing responses (HTML, CSS, JS, JSON) with zstd,
+  brotli or gzip, as the browser accepts (default on; turn it off when a proxy in front
+  compresses).
+- ``QUIZAPP_TIMEZONE``: the course's time zone, an IANA name such as ``America/Chicago``
+  (default ``UTC``).  The times of ``quiz.yaml`` (``opens``, ``closes``, late periods) and of
+  extensions are wall-clock times there, and every time shown is written there with its
+  abbreviation (``quizapp.coursetime``; see docs/deadlines.md).  An unknown name is refused.
 - ``QUIZAPP_SQLITE_SYNCHRONOUS``: SQLite's ``PRAGMA synchronous`` on every connection, ``NORMAL``
   (default) or ``FULL``.  The database runs in WAL mode, where NORMAL is safe from corruption
   and loses nothing when the server process crashes or is killed; only a power loss or an
@@ -107,9 +118,11 @@ def flag(setting: str, value: str | None, default: bool = False) -> bool:
 
 #: Rate limits by default (Flask-Limiter's syntax), per user, token or address.
 DEFAULT_LIMITS = {
-    "QUIZAPP_LIMIT_LOGIN": "30 per minute",
+    "QUIZAPP_LIMIT_LOGIN": "60 per minute",
+    "QUIZAPP_LIMIT_LOGIN_ACCOUNT": "20 per 15 minutes",
     "QUIZAPP_LIMIT_REGISTER": "10 per minute",
     "QUIZAPP_LIMIT_SUBMIT": "30 per minute",
+    "QUIZAPP_LIMIT_PREVIEW": "240 per minute",
     "QUIZAPP_LIMIT_LOGIN_FAILURES": "10 per 15 minutes",
 }
 
@@ -145,9 +158,13 @@ class EnvironmentSettings(BaseSettings):
     QUIZAPP_RATELIMIT_STORAGE: str | None = None
     QUIZAPP_RATELIMIT: bool = True
     QUIZAPP_LIMIT_LOGIN: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN"]
+    QUIZAPP_LIMIT_LOGIN_ACCOUNT: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN_ACCOUNT"]
     QUIZAPP_LIMIT_REGISTER: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_REGISTER"]
     QUIZAPP_LIMIT_SUBMIT: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_SUBMIT"]
+    QUIZAPP_LIMIT_PREVIEW: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_PREVIEW"]
     QUIZAPP_LIMIT_LOGIN_FAILURES: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN_FAILURES"]
+    QUIZAPP_COMPRESS: bool = True
+    QUIZAPP_TIMEZONE: str = "UTC"
     QUIZAPP_PROXY_FIX: int = 0
     QUIZAPP_STUDENT_LEADERBOARD: bool = False
     QUIZAPP_LOG_FORMAT: str = "text"
@@ -176,7 +193,7 @@ class EnvironmentSettings(BaseSettings):
 
     @field_validator(
         "QUIZAPP_REGISTRATION", "QUIZAPP_HTTPS", "QUIZAPP_RATELIMIT", "QUIZAPP_STUDENT_LEADERBOARD",
-        mode="before",
+        "QUIZAPP_COMPRESS", mode="before",
     )  # fmt: skip
     @classmethod
     def _on_off(cls, value: Any, info: ValidationInfo) -> bool:
@@ -198,6 +215,11 @@ class EnvironmentSettings(BaseSettings):
     @classmethod
     def _synchronous(cls, value: Any) -> str:
         return sqlite_synchronous(value)
+
+    @field_validator("QUIZAPP_TIMEZONE", mode="before")
+    @classmethod
+    def _timezone(cls, value: Any) -> str:
+        return course_timezone(value)
 
     @field_validator("QUIZAPP_PROXY_FIX", mode="before")
     @classmethod
@@ -358,6 +380,18 @@ def proxy_fix(value: Any) -> int:
     return n
 
 
+def course_timezone(value: Any) -> str:
+    """``value`` (``QUIZAPP_TIMEZONE``) checked as an IANA zone name and returned as the zone's
+    key (``America/Chicago``); None or blank gives ``UTC``.  Raises :class:`ConfigError` naming
+    the setting for a name the zone database does not know."""
+    from quizapp.coursetime import TimeError, parse_zone
+
+    try:
+        return parse_zone(value, "QUIZAPP_TIMEZONE").key
+    except TimeError as err:
+        raise ConfigError(str(err)) from None
+
+
 def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The Flask configuration for an app whose instance folder is ``instance_path``.
 
@@ -377,6 +411,12 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         sqlite_synchronous(over["QUIZAPP_SQLITE_SYNCHRONOUS"])
         if "QUIZAPP_SQLITE_SYNCHRONOUS" in over
         else env.QUIZAPP_SQLITE_SYNCHRONOUS
+    )
+
+    cfg["QUIZAPP_TIMEZONE"] = (
+        course_timezone(over["QUIZAPP_TIMEZONE"])
+        if "QUIZAPP_TIMEZONE" in over
+        else env.QUIZAPP_TIMEZONE
     )
 
     secret = over.get("SECRET_KEY") or env.QUIZAPP_SECRET_KEY
@@ -427,6 +467,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["RATELIMIT_ENABLED"] = env.QUIZAPP_RATELIMIT
     for key in LIMIT_SETTINGS:
         cfg[key] = getattr(env, key)
+    cfg["QUIZAPP_COMPRESS"] = env.QUIZAPP_COMPRESS
 
     for key, value in over.items():
         if value is None or key in {
@@ -434,6 +475,7 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
             "SQLALCHEMY_DATABASE_URI",
             "QUIZAPP_EXERCISES",
             "QUIZAPP_SQLITE_SYNCHRONOUS",
+            "QUIZAPP_TIMEZONE",
         }:
             continue
         cfg[key] = value

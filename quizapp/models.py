@@ -3,7 +3,8 @@
 Tables and what they guarantee:
 
 - ``users``: one row per person; ``username_key`` (NFKC + casefold of the username) is unique, so
-  ``Ana``/``ana`` and composed/decomposed ``é`` cannot both register.
+  ``Ana``/``ana`` and composed/decomposed ``é`` cannot both register; ``session_version`` is in
+  every session cookie of the user, raising it signs them out everywhere.
 - ``api_tokens``: bearer tokens for the JSON API, stored as SHA-256 hex digests; revocable.
 - ``quizzes``, ``exercises``: the bank as last synced; removed ones are archived, never deleted.
 - ``exercise_versions``: every distinct YAML text an exercise ever had (content hash = version).
@@ -131,8 +132,18 @@ class User(UserMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Part of every session and remember-me cookie of this user (``get_id``); raising it ends
+    #: them all (sign-out, password change or reset: ``services.end_sessions``).
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
+
+    def get_id(self) -> str:
+        """Flask-Login's "alternative id": ``"<id>:<session_version>"``, stored in the session
+        and in the remember-me cookie; the user loader (``quizapp.web``) accepts it only while the
+        version is the stored one (Flask-Login documents alternative tokens for exactly this:
+        invalidating sessions without changing the user's id)."""
+        return f"{self.id}:{self.session_version or 0}"
 
     def set_password(self, password: str) -> None:
         """Hash ``password`` with Werkzeug's scrypt (``PASSWORD_METHOD``)."""
@@ -187,9 +198,16 @@ class Quiz(db.Model):
     id: Mapped[str] = mapped_column(String(100), primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    position: Mapped[int] = mapped_column(Integer, default=0)
+    #: ``order:`` of quiz.yaml; None when it has none (listed after the ordered quizzes).
+    position: Mapped[int | None] = mapped_column(Integer, default=None)
     opens_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     closes_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    #: the late periods after ``closes_at``, in order: ``[{"until": ISO 8601 UTC, "credit": c}]``
+    #: (``quizapp.services.deadlines`` reads them).
+    late: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    #: the IANA time zone the quiz's wall-clock times were read in (``QUIZAPP_TIMEZONE`` at the
+    #: last sync); deadline messages are written in it.
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     content_hash: Mapped[str] = mapped_column(String(64), default="")
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -205,6 +223,18 @@ class Quiz(db.Model):
         if self.opens_at is not None and now < self.opens_at:
             return False
         return not (self.closes_at is not None and now >= self.closes_at)
+
+
+def quiz_order() -> tuple[Any, ...]:
+    """ORDER BY clauses of the course order of quizzes: ``order:`` (quizzes without one after),
+    then opening time (quizzes without one after), then id (``quizapp.bank.quiz_sort_key``)."""
+    return (
+        Quiz.position.is_(None),
+        Quiz.position,
+        Quiz.opens_at.is_(None),
+        Quiz.opens_at,
+        Quiz.id,
+    )
 
 
 class Exercise(db.Model):
@@ -376,6 +406,11 @@ class Submission(VerdictView, db.Model):
     points: Mapped[float] = mapped_column(Float, default=0.0)
     mistakes: Mapped[list[str]] = mapped_column(JSON, default=list)
     used_attempt: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: True when it came after the student's closing time, in a late period.
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: the credit its score earned (``quizapp.services.deadlines``): 1 on time, a late period's
+    #: (or an extension's) credit otherwise; ``points`` = score x credit x the exercise's points.
+    credit: Mapped[float] = mapped_column(Float, default=1.0)
     #: 1-based number of the attempt this submission used on its variant, None if it used none.
     attempt_number: Mapped[int | None] = mapped_column(Integer, default=None)
     duplicate_of_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id"), default=None)
@@ -389,13 +424,21 @@ class Submission(VerdictView, db.Model):
 class Progress(db.Model):
     """A student's standing on one exercise; updated with every submission, in its transaction.
 
-    - ``best_score`` in [0, 1] and ``best_points`` (= best_score x points) over the graded attempts
-      of variant 1 (practice variants never change them).
+    - ``best_score`` in [0, 1]: the best *credited* score (score x late credit) over the graded
+      attempts of variant 1 (practice variants never change it); ``best_credit`` and
+      ``best_late``: the credit and lateness of the attempt that reached it.
+    - ``best_points``: the student's points on the exercise, ``override_points`` when an
+      instructor set them (with ``override_reason``, ``override_by_id``, ``override_at``), else
+      ``best_score`` x points (``quizapp.services.deadlines.exercise_points``: the one
+      definition the pages, the API, the scoreboard and the gradebook read).
     - ``attempts_used``: graded attempts on variant 1.
     - ``solved_at``: first correct answer on variant 1.
     - ``best_reached_at``: when ``best_score`` was first reached (scoreboard tie-break: earlier wins).
     - ``last_activity``: the last submission (any variant, any status).
     - ``current_variant``: the variant number shown on the exercise page.
+    - ``best_parts``: for a multi-part exercise, the parts of the submission that reached
+      ``best_score``: part name -> ``{"score", "share", "follow_through"}`` (``share`` of the
+      exercise's points; see ``quizapp.services.part_answers.best_parts``), else None.
     """
 
     __tablename__ = "progress"
@@ -410,15 +453,27 @@ class Progress(db.Model):
     exercise_id: Mapped[str] = mapped_column(ForeignKey("exercises.id"))
     best_score: Mapped[float] = mapped_column(Float, default=0.0)
     best_points: Mapped[float] = mapped_column(Float, default=0.0)
+    best_credit: Mapped[float] = mapped_column(Float, default=1.0)
+    best_late: Mapped[bool] = mapped_column(Boolean, default=False)
+    override_points: Mapped[float | None] = mapped_column(Float, default=None)
+    override_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    override_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    override_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     attempts_used: Mapped[int] = mapped_column(Integer, default=0)
     submissions_count: Mapped[int] = mapped_column(Integer, default=0)
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     best_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     last_activity: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     current_variant: Mapped[int] = mapped_column(Integer, default=1)
+    best_parts: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
-    user: Mapped[User] = relationship()
+    user: Mapped[User] = relationship(foreign_keys=[user_id])
     exercise: Mapped[Exercise] = relationship()
+
+    @property
+    def overridden(self) -> bool:
+        """True when an instructor set the points by hand."""
+        return self.override_points is not None
 
 
 class ScoreTotal(db.Model):

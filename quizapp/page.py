@@ -90,6 +90,15 @@ def markdown_html(text: str) -> Markup:
     return Markup(render_markdown(text or ""))
 
 
+def inline_markdown_html(text: str) -> Markup:
+    """One line of Markdown (a heading's text) as inline HTML: :func:`markdown_html` without the
+    paragraph around it."""
+    html = str(markdown_html(text)).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        html = html[3:-4]
+    return Markup(html)
+
+
 _MATRIX_ENV_RE = re.compile(r"\\begin\{[pbBvV]?matrix\}")
 
 
@@ -120,9 +129,16 @@ def solution_steps(bank_variant: Any) -> list[dict[str, Any]]:
         steps.append(
             {
                 "title": step.title,
+                # The title as inline Markdown (expression exercises name a step by its formula).
+                "title_html": inline_markdown_html(step.title),
                 "text": markdown_html(step.text),
                 "value": value_html(value) if show_value else None,
-                "heatmap": heatmap_svg(value, step.row_labels, step.col_labels, title=step.title)
+                "heatmap": heatmap_svg(
+                    value,
+                    step.row_labels,
+                    step.col_labels,
+                    title=step.title if "$" not in step.title else "Attention weights",
+                )
                 if heat
                 else None,
             }
@@ -206,22 +222,28 @@ def render_page(variant: Any) -> dict[str, Any]:
     """The stored page of ``variant`` (a ``quizapp.bank.Variant``): a JSON-safe dict of HTML.
 
     Keys: ``format``, ``title``, ``prompt_html``, ``hints_html`` (list), ``choices_html`` (list,
-    or None when the answer is not a choice), ``solution`` (list of ``{"title", "text", "value",
-    "heatmap"}``, HTML strings or None: see :func:`solution_steps`), ``expected_text`` (the
+    or None when the answer is not a choice), ``solution`` (list of ``{"title", "title_html",
+    "text", "value", "heatmap"}``, HTML strings or None: see :func:`solution_steps`; pages stored
+    before ``title_html`` existed show ``title``), ``expected_text`` (the
     canonical answer as a student would type it, "" when the kind has none) and
     ``expected_html`` (the expected value as MathML, None for choices and indices).
+
+    A multi-part variant's page also has ``parts`` (see :func:`part_pages`); its top-level
+    ``solution`` lists every part's steps, ``expected_text`` is "" and ``expected_html`` None
+    (each part has its own).
     """
     from quizapp.bank import expected_answer_text
 
     form = variant.answer_form
     try:
-        text = expected_answer_text(variant)
+        # a multi-part variant shows each part's answer with the part (``parts``)
+        text = "" if getattr(variant, "parts", None) else expected_answer_text(variant)
     except Exception:  # noqa: BLE001 - a kind without a canonical text: show the value only
         text = ""
     expected_html = None
     if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
         expected_html = str(value_html(variant.expected))
-    return {
+    page = {
         "format": FORMAT,
         "title": str(variant.title),
         "prompt_html": str(markdown_html(variant.prompt)),
@@ -236,6 +258,35 @@ def render_page(variant: Any) -> dict[str, Any]:
         "expected_text": text,
         "expected_html": expected_html,
     }
+    if getattr(variant, "parts", None):
+        page["parts"] = part_pages(variant)
+    return page
+
+
+def part_pages(variant: Any) -> list[dict[str, Any]]:
+    """Each part of a multi-part variant as its page shows it: ``name``, ``points``,
+    ``prompt_html``, ``hints_html``, ``choices_html`` (or None), ``solution`` (steps as
+    :func:`render_page`'s), ``expected_text``, ``expected_html`` and ``uses`` (the earlier parts
+    it is computed from: graded with follow-through)."""
+    from quizapp.bank.parts import part_variant
+
+    out = []
+    for part in variant.parts:
+        one = render_page(part_variant(variant, part))
+        out.append(
+            {
+                "name": part.name,
+                "points": None if part.points is None else float(part.points),
+                "prompt_html": str(markdown_html(part.prompt)),
+                "hints_html": [str(markdown_html(h)) for h in part.hints],
+                "choices_html": one["choices_html"],
+                "solution": one["solution"],
+                "expected_text": one["expected_text"],
+                "expected_html": one["expected_html"],
+                "uses": list(part.uses),
+            }
+        )
+    return out
 
 
 def page_markup(page: dict[str, Any]) -> dict[str, Any]:
@@ -256,4 +307,22 @@ def page_markup(page: dict[str, Any]) -> dict[str, Any]:
             for step in page["solution"]
         ],
         "expected": {"text": page["expected_text"], "html": mark(page["expected_html"])},
+        "parts": [
+            {
+                "name": part["name"],
+                "points": part["points"],
+                "prompt_html": Markup(part["prompt_html"]),
+                "hints": [Markup(h) for h in part["hints_html"]],
+                "choices": [Markup(c) for c in part["choices_html"]]
+                if part.get("choices_html")
+                else None,
+                "solution": [
+                    {k: (v if k == "title" else mark(v)) for k, v in step.items()}
+                    for step in part["solution"]
+                ],
+                "expected": {"text": part["expected_text"], "html": mark(part["expected_html"])},
+                "uses": list(part.get("uses", [])),
+            }
+            for part in page.get("parts", [])
+        ],
     }

@@ -44,6 +44,8 @@ DATABASE_MODULES = frozenset(
     {
         "test_api",
         "test_cli_instructor",
+        "test_deadlines",
+        "test_docs_deadlines",
         "test_instructor",
         "test_instructor_web",
         "test_migrations",
@@ -51,6 +53,7 @@ DATABASE_MODULES = frozenset(
         "test_services",
         "test_stored_variants",
         "test_web_auth",
+        "test_web_parts",
         "test_web_student",
     }
 )

@@ -195,7 +195,10 @@ def test_attempts_run_out_409(client, tok) -> None:
         ({}, "exactly one of"),
         ({"answer": "1", "cells": [["1"]]}, "exactly one of"),
         ({"answer": "1", "extra": 1}, "Unknown field"),
-        ({"cells": [["1"] * 1000] * 3}, "Row 1 must have between 1 and 64 cells"),
+        (
+            {"cells": [["1"] * 1000] * 3},
+            "Row 1 of the answer matrix must have between 1 and 64 cells",
+        ),
         ({"answer": "9" * 30_000}, "too long"),
     ],
 )

@@ -131,7 +131,8 @@ def test_huge_grids_are_refused_clearly(app: Any, tok: dict[str, str]) -> None:
     assert resp.status_code == 413
     mid = [["1"] * 100 for _ in range(100)]  # fits the body limit, not the grid limit
     resp = app.test_client().post(SUBMIT, json={"cells": mid}, headers=tok)
-    assert resp.status_code == 400 and resp.get_json()["error"] == "Too many rows (at most 64)."
+    assert resp.status_code == 400
+    assert resp.get_json()["error"] == "The answer matrix has too many rows: 100 (at most 64)."
     wide = [["1"] * 1000, ["2"] * 1000]
     resp = app.test_client().post(SUBMIT, json={"cells": wide}, headers=tok)
     assert resp.status_code == 400 and "between 1 and 64 cells" in resp.get_json()["error"]

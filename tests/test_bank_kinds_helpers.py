@@ -59,6 +59,7 @@ def make_variant(data: dict, seed: int, exercise_id: str = "test/ex") -> Variant
         context=g.context,
         detectors=g.detectors,
         hints=list(data.get("hints") or []),
+        parts=list(g.parts),  # steps: true (their tolerance and points: the variant's)
     )
 
 

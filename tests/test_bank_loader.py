@@ -75,6 +75,26 @@ def test_alias_bomb_fails_without_expanding(tmp_path: Path) -> None:
     assert "alias" in errors[0].message
 
 
+def test_a_huge_file_without_aliases_is_not_called_an_alias_bomb(tmp_path: Path) -> None:
+    """The node limit's message spoke of "anchors and aliases" for any large file."""
+    path = tmp_path / "q" / "long.yaml"
+    path.parent.mkdir()
+    path.write_text("title: t\nkind: transpose\nprompt: p\nconcepts:\n" + "  - x\n" * 60_000)
+    _, errors = load_exercise_file(path)
+    assert len(errors) == 1
+    assert "alias" not in errors[0].message and "more than 50,000 YAML values" in errors[0].message
+
+
+def test_a_date_in_a_wrong_place_is_named_as_written_not_as_python(tmp_path: Path) -> None:
+    from quizapp.bank import load_exercise_source
+
+    with pytest.raises(BankError) as err:
+        load_exercise_source("q/x", "title: 2026-03-01\nkind: transpose\nprompt: p\n")
+    message = err.value.message
+    assert "datetime" not in message and "the date 2026-03-01" in message
+    assert "quotes" in message
+
+
 def _write(root: Path, rel: str, text: str) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)

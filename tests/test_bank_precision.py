@@ -79,11 +79,21 @@ def test_the_rule_reads_prompts() -> None:
 
 @pytest.mark.parametrize("exercise_id", NUMERIC)
 def test_answer_rounded_as_the_prompt_says_is_correct(exercise_id: str) -> None:
+    from quizapp.bank.parts import part_variant
+
     ex = BANK.exercises[exercise_id]
     for seed in range(50):
         v = ex.generate(seed)
-        how = stated_precision(v.prompt)
-        text = rounded_text(v, how)
+        if v.parts:  # each part states its own precision and is rounded as it says
+            how = {p.name: stated_precision(p.prompt) for p in v.parts}
+            text = {
+                p.name: rounded_text(part_variant(v, p), how[p.name])
+                for p in v.parts
+                if p.answer_form.type not in ("choice", "index")
+            }
+        else:
+            how = stated_precision(v.prompt)
+            text = rounded_text(v, how)
         verdict = grade_answer(v, text)
         assert verdict.status == "correct", (
             f"{exercise_id} seed {seed}: {text!r} (rounded as the prompt says: {how}) is "

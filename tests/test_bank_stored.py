@@ -120,3 +120,14 @@ def test_a_record_of_another_format_is_refused() -> None:
         thaw({**record, "format": 99})
     with pytest.raises(ValueError, match="malformed"):
         thaw({k: v for k, v in record.items() if k != "expected"})
+
+
+def test_a_nan_keeps_its_sign_and_payload() -> None:
+    import struct
+
+    for bits in ("7ff8000000000000", "fff8000000000000", "7ff8000000000001"):
+        value = struct.unpack(">d", bytes.fromhex(bits))[0]
+        back = decode(json.loads(json.dumps(encode(value), allow_nan=False)))
+        assert struct.pack(">d", back).hex() == bits
+        array = decode(through_json({"x": encode(np.array([value, 1.0]))})["x"])
+        assert struct.pack(">d", float(array[0])).hex() == bits

@@ -58,7 +58,8 @@ def test_db_upgrade_keeps_its_output_and_flask_migrate_commands_work(env: Path) 
     code, out = run("db", "upgrade")
     assert (code, out) == (
         0,
-        f"Database at sqlite:///{env / 'instance' / 'quizapp.sqlite'} is up to date.\n",
+        f"Database at sqlite:///{env / 'instance' / 'quizapp.sqlite'} upgraded from base (no "
+        f"tables) to revision {_head()}.\n",
     )
     before = sorted(p.name for p in (migrations_dir() / "versions").glob("*.py"))
     script = (
@@ -77,6 +78,8 @@ def test_db_upgrade_keeps_its_output_and_flask_migrate_commands_work(env: Path) 
     )
     assert sorted(p.name for p in (migrations_dir() / "versions").glob("*.py")) == before
     assert "init" not in main.commands["db"].commands  # a second migration history: no
+    # upgrade and downgrade are quizapp's own (they say what changes; downgrade asks first)
+    assert main.commands["db"].commands["downgrade"].callback.__module__ == "quizapp.cli.server"
 
 
 def test_flask_cli_with_the_app_factory_runs_the_same_db_commands(env: Path) -> None:

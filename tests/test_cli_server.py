@@ -136,3 +136,52 @@ def test_serve_warns_when_rate_limits_are_per_worker() -> None:
     assert rate_limit_warning(memory, 1) is None
     assert rate_limit_warning({**memory, "RATELIMIT_STORAGE_URI": "redis://h:6379"}, 4) is None
     assert rate_limit_warning({**memory, "RATELIMIT_ENABLED": False}, 4) is None
+
+
+def test_db_upgrade_says_what_changed_and_refuses_an_older_revision(env: Path) -> None:
+    """'db upgrade --revision 0001' on a database at head printed "is up to date" although
+    nothing happened; now every outcome says what it did."""
+    from quizapp.web.database import script_directory
+
+    head = script_directory().get_current_head()
+    runner = CliRunner()
+    res = runner.invoke(main, ["db", "upgrade"])
+    assert res.exit_code == 0 and f"upgraded from base (no tables) to revision {head}" in res.output
+    res = runner.invoke(main, ["db", "upgrade"])
+    assert res.exit_code == 0 and f"already at revision {head}: nothing to do" in res.output
+    res = runner.invoke(main, ["db", "upgrade", "--revision", "0001"])
+    assert res.exit_code == 1
+    assert f"is at revision {head}, which is newer than 0001: nothing was done" in res.output
+    assert "quizapp db downgrade 0001" in res.output
+    res = runner.invoke(main, ["db", "upgrade", "--revision", "nope"])
+    assert res.exit_code == 1 and "there is no revision 'nope'" in res.output
+
+
+def test_db_downgrade_lists_what_it_undoes_and_asks_first(env: Path) -> None:
+    import sqlite3
+
+    from quizapp.web.database import revisions_between, script_directory
+
+    head = script_directory().get_current_head()
+    runner = CliRunner()
+    assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
+    res = runner.invoke(main, ["db", "downgrade", "0001"], input="n\n")
+    assert res.exit_code == 1 and "Aborted" in res.output
+    undone = revisions_between("0001", head)
+    assert undone and all(r in res.output for r in undone)
+    assert "dropped, with their data" in res.output
+    db_file = env / "instance" / "quizapp.sqlite"
+    with sqlite3.connect(db_file) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == head
+    res = runner.invoke(main, ["db", "downgrade", "0001"], input="y\n")
+    assert res.exit_code == 0 and "downgraded to 0001" in res.output
+    with sqlite3.connect(db_file) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "excusals" not in tables and "users" in tables
+    res = runner.invoke(main, ["db", "downgrade", "0001"])
+    assert res.exit_code == 0 and "nothing to do" in res.output
+    res = runner.invoke(main, ["db", "downgrade", head])
+    assert res.exit_code == 1 and "not newer than" in res.output
+    res = runner.invoke(main, ["db", "upgrade"])
+    assert res.exit_code == 0 and f"upgraded from 0001 to revision {head}" in res.output

@@ -74,3 +74,37 @@ def test_other_values_are_refused_with_the_setting_named(tmp_path: Path, bad) ->
 )
 def test_accepted_spellings(raw, level) -> None:
     assert sqlite_synchronous(raw) == level
+
+
+def test_the_sqlite_database_and_its_wal_and_shm_files_are_private(tmp_path: Path) -> None:
+    """sqlite3 created them with the umask's mode (0644: any user of the machine could read
+    every answer and password hash) beside the 0600 secrets; now 0600, also for a database
+    created world-readable before."""
+    import os
+    import stat
+
+    from quizapp import services
+
+    old = os.umask(0o022)
+    try:
+        app = make_app(tmp_path)
+        with app.app_context():
+            services.create_user(db.session, "ana", "correct horse battery")
+            files = [tmp_path / f"quizapp.sqlite{s}" for s in ("", "-wal", "-shm")]
+            assert all(f.exists() for f in files)
+            for f in files:
+                assert stat.S_IMODE(f.stat().st_mode) == 0o600, (f, oct(f.stat().st_mode))
+            assert stat.S_IMODE((tmp_path / "instance" / "secret_key").stat().st_mode) == 0o600
+            db.engine.dispose()
+        for f in files:
+            if f.exists():
+                f.chmod(0o644)  # an older installation's files
+        app = make_app(tmp_path)
+        with app.app_context():
+            assert services.find_user(db.session, "ana") is not None
+            for f in files:
+                if f.exists():
+                    assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+            db.engine.dispose()
+    finally:
+        os.umask(old)

@@ -1,6 +1,6 @@
 """SIGKILL the real server in the middle of a load, restart it on the same database, and check
-that nothing acknowledged was lost and nothing is half-written (issue 6).  SQLite, loopback,
-bounded (~30 s).
+that nothing acknowledged was lost and nothing is half-written (issue 6).  On SQLite and on
+PostgreSQL (the ``db_url`` fixture runs it on both), loopback, bounded (~30 s each).
 """
 
 from __future__ import annotations
@@ -31,16 +31,18 @@ EXERCISES = [
 UNLIMITED = {"QUIZAPP_LIMIT_LOGIN": "10000 per minute", "QUIZAPP_LIMIT_SUBMIT": "10000 per minute"}
 
 
-def test_sigkill_during_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
+def test_sigkill_during_load_loses_nothing_acknowledged(db_url: str, tmp_path: Path) -> None:
     app = prepared_app(tmp_path)
-    url = app.config["SQLALCHEMY_DATABASE_URI"]
+    url = db_url
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == url
     clients = 8
     with app.app_context():
         for i in range(clients):
             services.create_user(db.session, f"crash{i}", PW)
+        db.session.remove()
         db.engine.dispose()
 
-    server = LiveServer(tmp_path, workers=3, threads=4, env=UNLIMITED).start()
+    server = LiveServer(tmp_path, workers=3, threads=4, database_url=url, env=UNLIMITED).start()
     tokens = [server.token(f"crash{i}", PW) for i in range(clients)]
     stop = threading.Event()
     acked: list[tuple[int, int, str, str]] = []  # (client, submission id, answer, exercise)

@@ -200,6 +200,7 @@ def test_gradebook_csv_matches_the_submissions_with_course_yaml_weights(app) -> 
     _class(app)
     bank = load_bank(Path(app.config["QUIZAPP_EXERCISES"]))
     points = {e.id: float(e.spec.points) for e in bank.exercises.values()}
+    titles = {e.id: e.spec.title for e in bank.exercises.values()}
     quiz_points: dict[str, float] = {}
     for ex_id, p in points.items():
         quiz_points[ex_id.split("/")[0]] = quiz_points.get(ex_id.split("/")[0], 0.0) + p
@@ -211,7 +212,7 @@ def test_gradebook_csv_matches_the_submissions_with_course_yaml_weights(app) -> 
     assert [r["username"] for r in rows] == ["ana", "ben", "cleo", "dan"]
     header = list(rows[0])
     assert header[:3] == ["username", "display_name", "email"]
-    assert header[-1] == "course total %"
+    assert header[-3:] == ["course total %", inst.LATE_COLUMN, inst.OVERRIDES_COLUMN]
     ex_columns = [h for h in header if h.endswith(")") and " total " not in h]
     assert len(ex_columns) == len(points)  # every exercise of the bank, in course order
     for row in rows:
@@ -221,7 +222,8 @@ def test_gradebook_csv_matches_the_submissions_with_course_yaml_weights(app) -> 
             if s["user"] == user and s["variant"] == 1 and s["used"]:
                 best[s["exercise"]] = max(best.get(s["exercise"], 0.0), s["score"])
         for ex_id, p in points.items():
-            cell = row[f"{ex_id} ({p:g})"]
+            cell = row[f"{ex_id} {titles[ex_id]} ({p:g})"]
+            assert row[inst.LATE_COLUMN] == row[inst.OVERRIDES_COLUMN] == ""
             if ex_id in best:
                 assert float(cell) == pytest.approx(best[ex_id] * p)
             else:
@@ -255,6 +257,7 @@ def test_excusal_removes_the_exercise_from_available_points(app) -> None:
     bank = load_bank(Path(app.config["QUIZAPP_EXERCISES"]))
     q1_points = sum(float(e.spec.points) for e in bank.exercises.values() if e.quiz_id == Q1)
     two_points = float(bank.exercises[TWO].spec.points)
+    two_title = bank.exercises[TWO].spec.title
     subs = stored_submissions(app)
     cleo_two = max(
         s["score"] for s in subs if s["user"] == "cleo" and s["exercise"] == TWO and s["used"]
@@ -271,7 +274,10 @@ def test_excusal_removes_the_exercise_from_available_points(app) -> None:
         assert row.quiz_totals[Q1].earned == pytest.approx(10.0)  # only DECK counts now
         assert row.course_percent == pytest.approx(100 * 10.0 / (row.available))
         rows = _read_csv(inst.gradebook_csv(gb))
-        assert next(r for r in rows if r["username"] == "cleo")[f"{TWO} ({two_points:g})"] == "EX"
+        assert (
+            next(r for r in rows if r["username"] == "cleo")[f"{TWO} {two_title} ({two_points:g})"]
+            == "EX"
+        )
         board = {r.username: r.points for r in inst.scoreboard(db.session).rows}
         expected = _expected_ranking(app, excused={("cleo", TWO)})
         assert board == {n: p for n, p, *_ in expected}

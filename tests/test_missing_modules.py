@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,7 +118,9 @@ def test_the_app_does_not_start_without_the_instructor_pages(tmp_path: Path) -> 
 
 def test_every_command_module_is_imported_by_name() -> None:
     """quizapp.cli imports its command modules by name (a missing one is an import error), so a
-    new module must be added there, or its commands would not exist."""
+    new module must be added there, or its commands would not exist.  A command module is one
+    that attaches to the root group (``@main.command``, ``@main.group``, ``main.add_command``);
+    a helper module (``buffering``, gunicorn's worker) is imported by the commands using it."""
     tree = ast.parse((REPO / "quizapp" / "cli" / "__init__.py").read_text(encoding="utf-8"))
     imported = {
         alias.name
@@ -125,9 +128,13 @@ def test_every_command_module_is_imported_by_name() -> None:
         if isinstance(node, ast.ImportFrom) and node.module == "quizapp.cli"
         for alias in node.names
     }
+    attaches = re.compile(r"@main\.(command|group)\b|\bmain\.add_command\(")
     modules = {
-        p.stem for p in (REPO / "quizapp" / "cli").glob("*.py") if not p.stem.startswith("_")
+        p.stem
+        for p in (REPO / "quizapp" / "cli").glob("*.py")
+        if not p.stem.startswith("_") and attaches.search(p.read_text(encoding="utf-8"))
     }
+    assert {"authoring", "grade", "server"} <= modules
     assert modules == imported
 
 
@@ -141,6 +148,27 @@ ALLOWED_IMPORT_ERROR = {
     # reported as one configuration line; it never hides a quizapp module.
     "quizapp/web/__init__.py": "database driver of DATABASE_URL",
 }
+
+
+#: Module-level ``__getattr__`` functions that are allowed: file -> why.  Each must import no
+#: quizapp module (checked below), so it cannot stand in for a missing piece of the house.
+ALLOWED_MODULE_GETATTR = {
+    # ``gunicorn --worker-class quizapp.cli.buffering.BufferingWorker``: the class is built on
+    # first use, so that every ``quizapp`` command (which imports the module for its deadlines)
+    # does not import gunicorn.
+    "quizapp/cli/buffering.py": "BufferingWorker built on first use",
+}
+
+
+def _imports_quizapp(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ImportFrom) and (sub.module or "").startswith("quizapp"):
+            return True
+        if isinstance(sub, ast.Import) and any(a.name.startswith("quizapp") for a in sub.names):
+            return True
+        if isinstance(sub, ast.Call) and ast.unparse(sub.func).endswith("import_module"):
+            return True
+    return False
 
 
 def _python_files() -> list[Path]:
@@ -171,6 +199,7 @@ def test_no_module_is_optional() -> None:
                 isinstance(node, ast.FunctionDef)
                 and node.name == "__getattr__"
                 and node in tree.body
+                and (rel not in ALLOWED_MODULE_GETATTR or _imports_quizapp(node))
             ):
                 found.append(f"{rel}:{node.lineno}: module-level __getattr__")
             elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("importorskip"):

@@ -132,6 +132,7 @@ def test_real_responses_match_the_documented_schemas(app, spec: dict[str, Any]) 
     V = "/exercises/{quiz_id}/{name}/variant"
     NEW = "/exercises/{quiz_id}/{name}/variants"
     SUBS = "/exercises/{quiz_id}/{name}/submissions"
+    PREVIEW = "/exercises/{quiz_id}/{name}/preview"
 
     assert api.call("GET", "/quizzes", "/quizzes")[0] == 401
     assert (
@@ -155,10 +156,19 @@ def test_real_responses_match_the_documented_schemas(app, spec: dict[str, Any]) 
         assert status == 200, (exercise_id, variant)
         forms.add(variant["answer_form"]["type"])
     assert forms == {
-        "scalar", "vector", "matrix", "partial_matrix", "point_on_line", "choice", "index"
+        "scalar", "vector", "matrix", "partial_matrix", "point_on_line", "choice", "index", "parts"
     }  # fmt: skip
 
     deck = "01-linear-systems/05-deck-system"  # the fixed system 5x + y = 15, 3x + 2y = 16
+    # The answer preview: read, never graded (valid and invalid, text and grid).
+    for body, status in (
+        ({"answer": "(2, 5)"}, "valid"),
+        ({"answer": "(2, 5"}, "invalid"),
+        ({"cells": [["2"], ["5,5"]]}, "invalid"),
+    ):
+        code, read = api.call("POST", _exercise_path(deck, "preview"), PREVIEW, json=body)
+        assert (code, read["status"]) == (200, status), (body, read)
+    assert api.call("POST", _exercise_path(deck, "preview"), PREVIEW, json={"answer": 1})[0] == 400
     assert (
         api.call("POST", _exercise_path(deck, "submissions"), SUBS, json={"cells": [["5"], ["2"]]})[
             0
@@ -192,9 +202,41 @@ def test_real_responses_match_the_documented_schemas(app, spec: dict[str, Any]) 
     assert status == 201 and practice["variant_number"] == 2
 
     assert api.call("POST", _exercise_path(two, "submissions"), SUBS, json={"answer": 5})[0] == 400
+    stale = {"answer": "1 2", "variant_id": practice["variant_id"] - 1}  # the finished variant
+    assert api.call("POST", _exercise_path(two, "submissions"), SUBS, json=stale)[0] == 409
+    assert api.call("POST", _exercise_path(two, "preview"), PREVIEW, json=stale)[0] == 409
+
+    # A multi-part exercise: its parts previewed, then answered part by part until finished.
+    steps = "05-attention/01a-weights-step-by-step"
+    status, variant = api.call("GET", _exercise_path(steps, "variant"), V)
+    assert [p["name"] for p in variant["parts"]] == ["S", "W"]
+    for parts, status in (
+        ({"S": "1e9 0 0; 0 0 0"}, "valid"),
+        ({"S": [["1", "x", "0"], ["0", "0", "0"]]}, "invalid"),
+    ):
+        code, read = api.call(
+            "POST", _exercise_path(steps, "preview"), PREVIEW, json={"parts": parts}
+        )
+        assert (code, read["status"], set(read["parts"])) == (200, status, {"S"}), read
+    for parts in (  # wrong (no variant has such scores; W matches no S given): no points
+        {"S": "1e9 0 0; 0 0 0"},
+        {"S": [["2e9", "0", "0"], ["0", "0", "0"]], "W": "0.2 0.3 0.5; 0.5 0.3 0.2"},
+        {"S": "3e9 0 0; 0 0 0", "W": "0.1 0.1 0.8; 0.8 0.1 0.1"},
+        {"S": "4e9 0 0; 0 0 0"},
+    ):
+        status, result = api.call(
+            "POST", _exercise_path(steps, "submissions"), SUBS, json={"parts": parts}
+        )
+        assert status == 201 and set(result["parts"]) == {"S", "W"}, result
+    assert result["finished"] and not result["solved"]
+    status, variant = api.call("GET", _exercise_path(steps, "variant"), V)
+    assert variant["expected"].startswith("S = ") and all(p["solution"] for p in variant["parts"])
+    status, subs = api.call("GET", _exercise_path(steps, "submissions"), SUBS)
+    assert {s["answer_format"] for s in subs["submissions"]} == {"parts"}
     assert api.call("GET", _exercise_path("01-linear-systems/nope", "variant"), V)[0] == 404
     status, progress = api.call("GET", "/progress", "/progress")
     assert status == 200 and progress["points_earned"] == 10.0
+    assert progress["points_available"] == sum(e["points"] for e in progress["exercises"])
     assert api.call("GET", "/openapi.json", "/openapi.json", auth=False)[0] == 200
     assert api.call("DELETE", "/token", "/token")[0] == 200
     assert api.call("GET", "/progress", "/progress")[0] == 401
@@ -229,11 +271,21 @@ def test_request_schemas_agree_with_what_the_api_accepts(app, spec: dict[str, An
         {"answer": 5},
         {"answer": "1", "cells": [["1"]]},
         {"cells": "1 2"},
+        {"parts": "S=1"},
+        {"parts": {"S": 5}},
+        {"parts": {"S": "1"}, "answer": "1"},
         {},
         {"x": "1"},
     ):
         assert not validator.is_valid(body), body
         assert client.post(url, json=body, headers=headers).status_code == 400, body
+    steps = f"{PREFIX}/exercises/05-attention/01a-weights-step-by-step/submissions"
+    for body in (  # a multi-part exercise: some parts, as text or as a grid
+        {"parts": {"S": "1e9 0 0; 0 0 0"}},
+        {"parts": {"S": [["2e9", "0", "0"], ["0", "0", "0"]], "W": "1 0 0; 1 0 0"}},
+    ):
+        assert validator.is_valid(body)
+        assert client.post(steps, json=body, headers=headers).status_code == 201, body
     token_schema = _validator(spec, spec["components"]["schemas"]["TokenRequest"])
     assert token_schema.is_valid({"username": "ana", "password": PASSWORD})
     assert not token_schema.is_valid({"username": "ana"})

@@ -18,19 +18,25 @@ from quizapp.models import Exercise, Progress, Submission, db
 
 TWO = "01-linear-systems/06-two-by-two"
 
-# The bounds are today's counts.  One exercise-page GET: BEGIN, the signed-in user (Flask-Login), the exercise with its quiz, the
-# current variant with its version (numbered by the progress row), its submissions.
+# The bounds are today's counts.  One exercise-page GET: BEGIN, the signed-in user (Flask-Login),
+# the exercise with its quiz and the current variant (numbered by the progress row) in one
+# statement, its submissions, and the quiz's exercises with the student's progress rows
+# (services.quiz_position: "exercise k of n", next and previous).
 GET_STATEMENTS = 5
-# One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz,
-# variant + version; BEGIN IMMEDIATE, progress (locked), the variant's number/version and its
-# exercise's attempts/points again (Core), the variant's submissions (Core); INSERT submission
-# (Core), UPDATE progress (ORM); then the student's scoreboard totals (a graded submit): DELETE
-# their score_totals rows, INSERT ... SELECT the course row and the per-quiz rows
-# (quizapp.services.totals.refresh_user_totals).  (COMMITs are not cursor statements.)
+# One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz +
+# current variant; BEGIN IMMEDIATE, the progress row (locked) with the variant's number, re-key
+# and finished times and its exercise's attempts and points (one Core statement), the variant's
+# submissions (Core); INSERT submission (Core), UPDATE progress (Core); then the student's
+# scoreboard totals (a graded submit): DELETE their score_totals rows, INSERT ... SELECT the
+# course row and the per-quiz rows (quizapp.services.totals.refresh_user_totals).  (COMMITs are
+# not cursor statements.)  The page shown after the commit: BEGIN and the quiz's exercises with
+# the student's progress rows (services.quiz_position).
 TOTALS_STATEMENTS = 3
-POST_STATEMENTS = 10 + TOTALS_STATEMENTS
-# The first submit creates the progress row: one INSERT ... ON CONFLICT DO NOTHING RETURNING.
-FIRST_POST_STATEMENTS = 11 + TOTALS_STATEMENTS
+PAGE_STATEMENTS = 2
+POST_STATEMENTS = 8 + TOTALS_STATEMENTS + PAGE_STATEMENTS
+# The first submit finds no progress row: it inserts one (INSERT ... ON CONFLICT DO NOTHING
+# RETURNING) and reads the locked state again.
+FIRST_POST_STATEMENTS = 10 + TOTALS_STATEMENTS + PAGE_STATEMENTS
 
 
 class StatementLog:
@@ -86,8 +92,9 @@ def test_statements_of_one_get_and_one_submit_stay_within_bounds(app) -> None:
     with StatementLog(app) as log:
         page = _post(client, token, "3 4").get_data(as_text=True)
     assert len(log.statements) <= POST_STATEMENTS, log.text()
-    # one read transaction, then one write transaction that holds the lock while it decides
-    assert [s.split()[0] for s in log.statements].count("BEGIN") == 2, log.text()
+    # one read transaction, one write transaction that holds the lock while it decides, then
+    # the read of the page shown after the commit
+    assert [s.split()[0] for s in log.statements].count("BEGIN") == 3, log.text()
     writes = _write_phase(log.statements)
     assert any(s.startswith("SELECT") and "progress" in s for s in writes), log.text()
     assert any(s.startswith("INSERT INTO submissions") for s in writes), log.text()

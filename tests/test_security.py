@@ -279,6 +279,9 @@ STUDENT_ENDPOINTS = {
     "auth.login",
     "auth.register",
     "auth.logout",
+    "auth.account",
+    "auth.change_password",
+    "auth.sign_out_everywhere",
     # The LMS connection: public keys and configuration, the LMS's login and launch, a linked
     # quiz, the content picker (instructors only).
     "lti.jwks",
@@ -341,8 +344,8 @@ def test_idor_a_student_sees_nothing_of_another_student_on_any_route(app: Any) -
         elif endpoint in STUDENT_ENDPOINTS or endpoint.startswith(("api.", "instructor_public.")):
             for url in set(urls):
                 for method in methods:
-                    if endpoint == "auth.logout":
-                        continue
+                    if endpoint in ("auth.logout", "auth.sign_out_everywhere"):
+                        continue  # they would sign Bob out (tested on their own below)
                     headers = {"X-CSRFToken": bob_api} if url.startswith("/api/") else {}
                     data = None if url.startswith("/api/") else {"csrf_token": bob_csrf}
                     resp = bob.open(url + query, method=method, data=data, headers=headers)
@@ -735,3 +738,463 @@ def test_user_rows_never_hold_a_plain_password(app: Any) -> None:
     with app.app_context():
         for user in db.session.query(User):
             assert PW not in (user.password_hash or "")
+
+
+# --------------------------------------------------------------------------------------------
+# Sessions that end (issue 13, major 3): a password change or reset, signing out and "sign out
+# everywhere" end every session, remember-me cookie (copies included) and API token.
+
+
+def _signed_in_remembered(app: Any, name: str, password: str = PW) -> Any:
+    client = app.test_client()
+    token = csrf_from(client.get("/login").get_data(as_text=True))
+    resp = client.post(
+        "/login",
+        data={"csrf_token": token, "username": name, "password": password, "remember": "y"},
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:300]
+    return client
+
+
+def _copies(app: Any, client: Any) -> tuple[Any, Any]:
+    """Two new clients: one with a copy of ``client``'s session cookie, one with a copy of its
+    remember-me cookie only (what an attacker who copied them holds)."""
+    session_copy, remember_copy = app.test_client(), app.test_client()
+    session_copy.set_cookie("session", client.get_cookie("session").value)
+    remember_copy.set_cookie("remember_token", client.get_cookie("remember_token").value)
+    return session_copy, remember_copy
+
+
+def _is_signed_in(client: Any) -> bool:
+    resp = client.get("/progress")
+    assert resp.status_code in (200, 302), resp.status_code
+    return resp.status_code == 200
+
+
+def _api_token(app: Any, name: str, password: str = PW) -> dict[str, str]:
+    resp = app.test_client().post("/api/v1/token", json={"username": name, "password": password})
+    assert resp.status_code == 201
+    return {"Authorization": f"Bearer {resp.get_json()['token']}"}
+
+
+def _token_works(app: Any, auth: dict[str, str]) -> bool:
+    status = app.test_client().get("/api/v1/progress", headers=auth).status_code
+    assert status in (200, 401), status
+    return status == 200
+
+
+def _reset_link(app: Any, student: str) -> str:
+    prof = signed_in(app, PROF)
+    with app.app_context():
+        sid = services.find_user(db.session, student).id
+    token = csrf_from(prof.get(f"/instructor/students/{sid}").get_data(as_text=True))
+    page = prof.post(f"/instructor/students/{sid}/reset-link", data={"csrf_token": token})
+    assert page.status_code == 200
+    return re.search(r"/reset/([\w-]+)", page.get_data(as_text=True)).group(1)
+
+
+def test_a_password_reset_ends_every_session_remember_cookie_and_token(app: Any) -> None:
+    browser = _signed_in_remembered(app, ALICE)
+    session_copy, remember_copy = _copies(app, browser)
+    auth = _api_token(app, ALICE)
+    assert all(map(_is_signed_in, (browser, session_copy, remember_copy)))
+    assert _token_works(app, auth)
+
+    link = _reset_link(app, ALICE)
+    resetter = app.test_client()
+    token = csrf_from(resetter.get(f"/reset/{link}").get_data(as_text=True))
+    new = "a brand new password"
+    resp = resetter.post(
+        f"/reset/{link}", data={"csrf_token": token, "password": new, "confirm": new}
+    )
+    assert resp.status_code == 302
+    assert _is_signed_in(resetter)  # the browser that reset it is signed in with the new version
+    assert not any(map(_is_signed_in, (browser, session_copy, remember_copy)))
+    assert not _token_works(app, auth)
+    assert _token_works(app, _api_token(app, ALICE, new))
+
+
+def test_a_password_change_ends_the_other_sessions_and_tokens_not_this_one(app: Any) -> None:
+    browser = _signed_in_remembered(app, ALICE)
+    other_device = _signed_in_remembered(app, ALICE)
+    session_copy, remember_copy = _copies(app, browser)
+    auth = _api_token(app, ALICE)
+    page = browser.get("/account")
+    assert page.status_code == 200 and "Change your password" in page.get_data(as_text=True)
+    token = csrf_from(page.get_data(as_text=True))
+    wrong = browser.post(
+        "/account/password",
+        data={"csrf_token": token, "current": "not it at all", "password": "x" * 12,
+              "confirm": "x" * 12},
+    )  # fmt: skip
+    assert wrong.status_code == 400 and "current password is not right" in wrong.get_data(
+        as_text=True
+    )
+    assert _is_signed_in(other_device) and _token_works(app, auth)  # nothing changed
+    new = "another long password"
+    resp = browser.post(
+        "/account/password",
+        data={"csrf_token": token, "current": PW, "password": new, "confirm": new},
+    )
+    assert resp.status_code == 302
+    assert _is_signed_in(browser)
+    assert not any(map(_is_signed_in, (other_device, session_copy, remember_copy)))
+    assert not _token_works(app, auth)
+    with app.app_context():
+        assert services.authenticate(db.session, ALICE, PW) is None
+        assert services.authenticate(db.session, ALICE, new) is not None
+
+
+def test_signing_out_ends_copies_of_the_cookies(app: Any) -> None:
+    browser = _signed_in_remembered(app, ALICE)
+    session_copy, remember_copy = _copies(app, browser)
+    auth = _api_token(app, ALICE)
+    token = csrf_from(browser.get("/").get_data(as_text=True))
+    assert browser.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert not any(map(_is_signed_in, (browser, session_copy, remember_copy)))
+    assert _token_works(app, auth)  # plain sign-out leaves API tokens alone
+    assert _is_signed_in(signed_in(app, ALICE))  # and signing in again works
+
+
+def test_sign_out_everywhere_on_the_students_own_page(app: Any) -> None:
+    browser = _signed_in_remembered(app, ALICE)
+    other_device = _signed_in_remembered(app, ALICE)
+    session_copy, remember_copy = _copies(app, other_device)
+    auth = _api_token(app, ALICE)
+    bob = signed_in(app, BOB)
+    token = csrf_from(browser.get("/account").get_data(as_text=True))
+    resp = browser.post("/account/sign-out-everywhere", data={"csrf_token": token})
+    assert resp.status_code == 302 and resp.headers["Location"].startswith("/login")
+    clients = (browser, other_device, session_copy, remember_copy)
+    assert not any(map(_is_signed_in, clients))
+    assert not _token_works(app, auth)
+    assert _is_signed_in(bob)  # another student is untouched
+
+
+def test_an_instructor_signs_a_student_out_everywhere_but_not_another_instructor(
+    app: Any,
+) -> None:
+    alice = _signed_in_remembered(app, ALICE)
+    auth = _api_token(app, ALICE)
+    prof = signed_in(app, PROF)
+    make_user(app, "otherprof", role="instructor")
+    colleague = signed_in(app, "otherprof")
+    with app.app_context():
+        aid = services.find_user(db.session, ALICE).id
+        cid = services.find_user(db.session, "otherprof").id
+    page = prof.get(f"/instructor/students/{aid}")
+    assert "Sign out everywhere" in page.get_data(as_text=True)
+    token = csrf_from(page.get_data(as_text=True))
+    resp = prof.post(f"/instructor/students/{aid}/sign-out", data={"csrf_token": token})
+    assert resp.status_code == 302
+    assert not _is_signed_in(alice) and not _token_works(app, auth)
+    resp = prof.post(f"/instructor/students/{cid}/sign-out", data={"csrf_token": token})
+    assert resp.status_code == 403
+    assert _is_signed_in(colleague)
+    bob = signed_in(app, BOB)  # and a student cannot use the route at all
+    bob_token = csrf_from(bob.get("/").get_data(as_text=True))
+    resp = bob.post(f"/instructor/students/{aid}/sign-out", data={"csrf_token": bob_token})
+    assert resp.status_code == 403 and _is_signed_in(bob)
+
+
+def test_reset_links_are_for_students_only(app: Any) -> None:
+    """Any instructor could issue a reset link for another instructor's account, i.e. take it
+    over; now 403, and the server's administrator sets an instructor's password with
+    ``quizapp set-password``."""
+    make_user(app, "otherprof", role="instructor")
+    prof = signed_in(app, PROF)
+    with app.app_context():
+        cid = services.find_user(db.session, "otherprof").id
+    token = csrf_from(prof.get(f"/instructor/students/{cid}").get_data(as_text=True))
+    resp = prof.post(f"/instructor/students/{cid}/reset-link", data={"csrf_token": token})
+    assert resp.status_code == 403
+    assert "for students only" in resp.get_data(as_text=True)
+    assert "quizapp set-password" in resp.get_data(as_text=True)
+    with app.app_context():
+        from quizapp.models_instructor import PasswordReset
+
+        assert db.session.query(PasswordReset).filter_by(user_id=cid).count() == 0
+
+
+def test_set_password_command_resets_an_instructor_and_ends_their_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from quizapp.cli import main
+
+    monkeypatch.setenv("QUIZAPP_INSTANCE", str(tmp_path / "instance"))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'cli.sqlite'}")
+    runner = CliRunner()
+    res = runner.invoke(
+        main, ["create-user", "Prof", "--role", "instructor", "--password-stdin"],
+        input=PW + "\n",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    from quizapp.web import create_app
+
+    app = create_app({"TESTING": True})
+    client = signed_in(app, "Prof")
+    assert _is_signed_in(client)
+    res = runner.invoke(main, ["set-password", "prof", "--password-stdin"], input="short\n")
+    assert res.exit_code == 1 and "at least 8 characters" in res.output
+    res = runner.invoke(main, ["set-password", "nobody", "--password-stdin"], input=PW + "\n")
+    assert res.exit_code == 1 and "There is no user 'nobody'" in res.output
+    res = runner.invoke(
+        main, ["set-password", "prof", "--password-stdin"], input="the new password\n"
+    )
+    assert res.exit_code == 0 and "sessions and API tokens ended" in res.output
+    assert not _is_signed_in(client)
+    with app.app_context():
+        assert services.authenticate(db.session, "prof", "the new password") is not None
+
+
+def test_two_simultaneous_uses_of_one_reset_link_only_one_succeeds(db_url: str, tmp_path: Path):
+    """On PostgreSQL both used to succeed (read used_at, then write it); the link is now spent
+    by one conditional UPDATE.  Three trials, two threads released together each time."""
+    import threading
+
+    from quizapp import instructor as inst
+
+    app = synced_app(tmp_path)
+    sid = make_user(app, ALICE)
+
+    def use(barrier: threading.Barrier, token: str, password: str, outcomes: list[str]) -> None:
+        with app.app_context():
+            barrier.wait()
+            try:
+                inst.use_reset(db.session, token, password)
+                outcomes.append(password)
+            except services.NotFound:
+                outcomes.append("refused")
+            finally:
+                db.session.remove()
+
+    for trial in range(3):
+        with app.app_context():
+            token = inst.create_reset_link(db.session, sid)
+        barrier = threading.Barrier(2)
+        outcomes: list[str] = []
+        threads = [
+            threading.Thread(
+                target=use, args=(barrier, token, f"password {trial} {k} long", outcomes)
+            )
+            for k in (1, 2)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert len(outcomes) == 2 and outcomes.count("refused") == 1, outcomes
+        winner = next(o for o in outcomes if o != "refused")
+        with app.app_context():
+            assert services.authenticate(db.session, ALICE, winner) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL-only 500s (issue 13, minor): ids past 2**31, NUL in an excusal reason.
+
+
+def test_ids_past_the_id_columns_range_are_404_on_both_databases(db_url: str, tmp_path: Path):
+    app = synced_app(tmp_path)
+    make_user(app, ALICE)
+    make_user(app, PROF, role="instructor")
+    prof = signed_in(app, PROF)
+    token = csrf_from(prof.get("/instructor/").get_data(as_text=True))
+    rules = [r for r in app.url_map.iter_rules() if "<int:" in r.rule]
+    assert len(rules) >= 5
+    for rule in rules:
+        for big in (2**31, 2**31 + 7, 2**63 - 1, 2**63, 10**30):
+            url = re.sub(r"<int:\w+>", str(big), rule.rule)
+            for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+                resp = prof.open(url, method=method, data={"csrf_token": token})
+                assert resp.status_code == 404, (method, url, resp.status_code)
+
+
+def test_a_nul_in_an_excusal_reason_is_a_clear_400_on_both_databases(
+    db_url: str, tmp_path: Path
+) -> None:
+    app = synced_app(tmp_path)
+    sid = make_user(app, ALICE)
+    make_user(app, PROF, role="instructor")
+    prof = signed_in(app, PROF)
+    token = csrf_from(prof.get(f"/instructor/students/{sid}").get_data(as_text=True))
+    url = f"/instructor/students/{sid}/excusals"
+    for reason in ("sick\x00note", "x" * 501):
+        resp = prof.post(
+            url,
+            data={"csrf_token": token, "exercise_id": DECK, "action": "excuse", "reason": reason},
+        )
+        assert resp.status_code == 400, resp.status_code
+        assert "reason" in resp.get_data(as_text=True)
+    with app.app_context():
+        from quizapp.models_instructor import Excusal
+
+        assert db.session.query(Excusal).count() == 0
+    resp = prof.post(
+        url, data={"csrf_token": token, "exercise_id": DECK, "action": "excuse", "reason": "ok"}
+    )
+    assert resp.status_code == 302
+
+
+def test_pages_of_a_signed_in_user_and_api_answers_are_not_cached(app: Any) -> None:
+    alice = _alice_history(app)
+    client = signed_in(app, ALICE)
+    prof = signed_in(app, PROF)
+    seen = 0
+    for rule in app.url_map.iter_rules():
+        if "GET" not in rule.methods or rule.endpoint == "static":
+            continue
+        who = prof if rule.endpoint.startswith("instructor") else client
+        url = _fill(rule.rule.replace("<quiz_id>/<name>", WEIGHTS), alice["user_id"])
+        resp = who.get(url)
+        if resp.status_code < 400 or resp.status_code == 409:
+            assert resp.headers.get("Cache-Control") == "no-store", (url, resp.headers)
+            seen += 1
+        resp.close()
+    assert seen >= 15
+    auth = _api_token(app, ALICE)
+    resp = app.test_client().get("/api/v1/progress", headers=auth)
+    assert resp.status_code == 200 and resp.headers["Cache-Control"] == "no-store"
+    anon = app.test_client()
+    assert "no-store" not in anon.get("/login").headers.get("Cache-Control", "")
+    assert "no-store" not in client.get("/static/style.css").headers.get("Cache-Control", "")
+
+
+# --------------------------------------------------------------------------------------------
+# Sign-in limits that cannot be used to lock someone out (issue 13, minor): a classmate behind
+# the same address (a classroom NAT), many addresses, a whole class signing in at once.
+
+
+def test_a_classmate_behind_the_same_address_cannot_lock_out_a_students_own_browser(
+    app: Any,
+) -> None:
+    own = app.test_client()  # Alice's laptop: she signed in on it before
+    own.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    assert _login_post(own, ALICE, PW).status_code == 302
+    token = csrf_from(own.get("/").get_data(as_text=True))
+    assert own.post("/logout", data={"csrf_token": token}).status_code == 302
+    mallory = app.test_client()  # same classroom, same address
+    mallory.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    statuses = [_login_post(mallory, ALICE, "guess guess").status_code for _ in range(20)]
+    assert statuses[:10] == [200] * 10 and set(statuses[10:]) == {429}
+    # A new browser at that address is locked out for the window; Alice's own browser is not,
+    # and its own wrong passwords are limited on their own.
+    newcomer = app.test_client()
+    newcomer.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    assert _login_post(newcomer, ALICE, PW).status_code == 429
+    assert _login_post(own, ALICE, "typo typo").status_code == 200
+    assert _login_post(own, ALICE, PW).status_code == 302
+    # A device cookie is Alice's only: a forged or another account's one counts for nothing.
+    forged = app.test_client()
+    forged.environ_base["REMOTE_ADDR"] = "10.9.9.9"
+    value = own.get_cookie("quizapp_device").value
+    forged.set_cookie("quizapp_device", value[:-3] + ("AAA" if value[-3:] != "AAA" else "BBB"))
+    assert _login_post(forged, ALICE, PW).status_code == 429
+    bob_browser = signed_in(app, BOB, addr="10.9.9.9")
+    token = csrf_from(bob_browser.get("/").get_data(as_text=True))
+    assert bob_browser.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert _login_post(bob_browser, ALICE, PW).status_code == 429  # Bob's cookie is Bob's
+
+
+def test_guessing_one_account_from_many_addresses_is_slowed_down_never_locked_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_time = time.time
+    skew = [0.0]
+    monkeypatch.setattr(time, "time", lambda: real_time() + skew[0])
+    app = synced_app(tmp_path)
+    make_user(app, ALICE)
+    own = signed_in(app, ALICE, addr="10.0.0.1")
+    own.post("/logout", data={"csrf_token": csrf_from(own.get("/").get_data(as_text=True))})
+    statuses = []
+    for i in range(30):  # one wrong password from each of 30 addresses
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = f"10.1.{i}.1"
+        statuses.append(_login_post(client, ALICE, "guess guess").status_code)
+    assert statuses[:20] == [200] * 20 and set(statuses[20:]) == {429}
+    fresh = app.test_client()
+    fresh.environ_base["REMOTE_ADDR"] = "10.2.0.1"
+    resp = _login_post(fresh, ALICE, PW)
+    assert resp.status_code == 429 and 0 < int(resp.headers["Retry-After"]) <= 15 * 60
+    assert _login_post(own, ALICE, PW).status_code == 302  # her own browser is not slowed
+    skew[0] += 15 * 60 + 5  # the window ends: the right password works from anywhere
+    assert _login_post(fresh, ALICE, PW).status_code == 302
+
+
+def test_a_whole_class_behind_one_address_signs_in_at_once(tmp_path: Path) -> None:
+    """The per-address limit counted successful sign-ins too (30 a minute): the 31st student of
+    a class behind one NAT got 429.  Now only wrong passwords count."""
+    app = synced_app(tmp_path)
+    with app.app_context():
+        for i in range(40):
+            services.create_user(db.session, f"class{i}", PW)
+    for i in range(40):
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = "10.3.3.3"
+        assert _login_post(client, f"class{i}", PW).status_code == 302, i
+
+
+def _race_the_expiry_timer(storage_class: type) -> list[BaseException]:
+    """Two threads count their first hits on a fresh in-memory rate-limit storage, in the one
+    order that breaks limits' MemoryStorage: thread A replaces the expiry timer and, before it
+    starts it, thread B replaces and starts its own; A then starts B's timer a second time.  The
+    pause is made with a ``timer`` property (A waits in its setter until B started a timer, at
+    most 1 s).  Returns the errors the two hits raised."""
+    import threading
+
+    b_started = threading.Event()
+
+    class Instrumented(storage_class):  # type: ignore[misc, valid-type]
+        @property
+        def timer(self) -> Any:
+            return self.__dict__["_timer"]
+
+        @timer.setter
+        def timer(self, value: Any) -> None:
+            self.__dict__["_timer"] = value
+            if threading.current_thread().name == "A":
+                b_started.wait(1.0)
+
+    real_timer = threading.Timer
+
+    class Signalling(real_timer):  # type: ignore[misc, valid-type]
+        def start(self) -> None:
+            super().start()
+            if threading.current_thread().name == "B":
+                b_started.set()
+
+    storage = Instrumented("memory://")
+    storage.timer.join()  # the first timer has run: the next hit replaces it
+    errors: list[BaseException] = []
+
+    def hit(key: str) -> None:
+        try:
+            storage.incr(key, 60)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    threading.Timer = Signalling  # type: ignore[misc]
+    try:
+        a = threading.Thread(target=hit, args=("a",), name="A")
+        b = threading.Thread(target=hit, args=("b",), name="B")
+        a.start()
+        time.sleep(0.05)  # A is waiting in the setter
+        b.start()
+        a.join(5)
+        b.join(5)
+    finally:
+        threading.Timer = real_timer  # type: ignore[misc]
+    return errors
+
+
+def test_the_in_memory_rate_limit_storage_survives_two_first_hits_at_once() -> None:
+    """Under load a submit answered 500 "threads can only be started once": limits' memory
+    storage (5.8.0) started one expiry timer twice; the race above raises exactly that with
+    ``limits.storage.memory.MemoryStorage``.  memory:// now gets the locked subclass."""
+    from limits.storage import storage_from_string
+
+    from quizapp.web.extensions import ThreadSafeMemoryStorage
+
+    assert isinstance(storage_from_string("memory://"), ThreadSafeMemoryStorage)
+    assert _race_the_expiry_timer(ThreadSafeMemoryStorage) == []

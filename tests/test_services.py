@@ -162,7 +162,8 @@ def test_submit_stores_submission_and_progress_together(app) -> None:
 
 def test_write_transactions_serialize_the_progress_row(app) -> None:
     """SQLite: the write transaction starts with BEGIN IMMEDIATE.  PostgreSQL: the progress row
-    is read with SELECT ... FOR UPDATE before the submission is stored."""
+    is read with SELECT ... FOR UPDATE (OF progress, when joined with the variant and exercise)
+    before the submission is stored."""
     statements: list[str] = []
     with app.app_context():
         engine = db.engine
@@ -183,7 +184,8 @@ def test_write_transactions_serialize_the_progress_row(app) -> None:
         begin = max(
             i
             for i, s in enumerate(statements[:insert])
-            if "FROM progress" in s and s.rstrip().endswith("FOR UPDATE")
+            if (" progress" in s and s.rstrip().endswith("FOR UPDATE OF progress"))
+            or ("FROM progress" in s and s.rstrip().endswith("FOR UPDATE"))
         )
     assert any(
         s.startswith("UPDATE progress") or s.startswith("INSERT INTO progress")

@@ -1,7 +1,8 @@
 """Phone layout (390 px wide, Chromium through Playwright): a 2 x 3 answer grid fits, and wide
-matrices in prompts scroll sideways inside their own box (overflow-x) instead of being cut off or
-widening the page.  Marked ``browser`` (tests/browser_support.py: skipped, or failed under
-``.ci/run``, when Chromium or Playwright is missing)."""
+matrices in prompts scroll sideways inside their own box (overflow-x; a focusable, labelled
+region) instead of being cut off or widening the page.  Marked ``browser``
+(tests/browser_support.py: skipped, or failed under ``.ci/run``, when Chromium or Playwright is
+missing); tests/test_browser.py checks every exercise at 320, 390 and 1280 px."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ MEASURE = """() => {
   for (const el of document.querySelectorAll('table.grid input')) {
     out.inputs.push(Math.round(el.getBoundingClientRect().right));
   }
-  for (const el of document.querySelectorAll('math[display="block"]')) {
+  for (const el of document.querySelectorAll('.math-display')) {
     if (el.scrollWidth > el.clientWidth + 1) {
       out.mathOverflow.push([getComputedStyle(el).overflowX,
-                             Math.round(el.getBoundingClientRect().right)]);
+                             Math.round(el.getBoundingClientRect().right),
+                             el.tabIndex, el.getAttribute('role'), el.getAttribute('aria-label')]);
     }
   }
   return out;
@@ -58,9 +60,11 @@ def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
                 m = page.evaluate(MEASURE)
                 assert m["pageWidth"] <= 390, (exercise, m)  # nothing widens the page
                 assert m["inputs"] and max(m["inputs"]) <= 390, (exercise, m)  # grid fits
-                for overflow_x, right in m["mathOverflow"]:
+                for overflow_x, right, tabindex, role, label in m["mathOverflow"]:
                     wide_seen += 1
                     assert overflow_x in ("auto", "scroll") and right <= 390, (exercise, m)
+                    # app.js: the keyboard reaches it, and it says what it is
+                    assert tabindex == 0 and role == "region" and "scroll" in label, (exercise, m)
             page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
             browser.close()
     finally:

@@ -256,6 +256,27 @@ def test_practice_variant_after_solving(app) -> None:
         assert db.session.query(Variant).filter_by(exercise_id=TWO).count() == 2
 
 
+def test_double_clicking_try_a_new_variant_lands_on_the_new_variant(app) -> None:
+    """The second click of "Try a new variant" (same page, same form) showed a 409 page although
+    the first click had made the variant; now it lands on that variant, and no third is made."""
+    client = student(app)
+    v1 = bank_variant_of(app, "ana", TWO)
+    x = np.linalg.solve(np.asarray(v1.values["A"], float), np.asarray(v1.values["y"], float))
+    page = text(post_cells(client, TWO, [[fmt(x[0])], [fmt(x[1])]]))
+    form = {"csrf_token": csrf_from(page), "after": "1"}
+    assert 'name="after" value="1"' in page
+    first = client.post(url_of(TWO) + "/new-variant", data=form)
+    second = client.post(url_of(TWO) + "/new-variant", data=form)
+    assert first.status_code == 302 and second.status_code == 302
+    assert second.headers["Location"].endswith(url_of(TWO))
+    assert "practice variant 2" in text(client.get(url_of(TWO)))
+    with app.app_context():
+        assert db.session.query(Variant).filter_by(exercise_id=TWO).count() == 2
+    # Variant 2 is not finished: a click from its own page is still refused.
+    resp = client.post(url_of(TWO) + "/new-variant", data=dict(form, after="2"))
+    assert resp.status_code == 409 and "Finish this variant first" in text(resp)
+
+
 def test_new_variant_refused_before_finishing(app) -> None:
     client = student(app)
     page = client.get(url_of(TWO)).get_data(as_text=True)

@@ -179,3 +179,15 @@ def post_text(client: FlaskClient, exercise_id: str, text: str, via: str = "text
 def fmt(x: float) -> str:
     """A number as a student would type it, to 6 decimals."""
     return f"{float(x):.6f}"
+
+
+def gradebook_column(exercise_id: str) -> str:
+    """The gradebook CSV's header of a bank exercise's column (``<id> <title> (<points>)``),
+    from its YAML in ``exercises/``."""
+    from quizapp.bank.loader import load_exercise_file
+
+    quiz, stem = exercise_id.split("/")
+    exercise, errors = load_exercise_file(EXERCISES / quiz / f"{stem}.yaml")
+    assert exercise is not None, errors
+    points = float(exercise.spec.points)
+    return f"{exercise_id} {exercise.spec.title} ({int(points) if points.is_integer() else points})"

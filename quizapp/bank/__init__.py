@@ -8,11 +8,17 @@ Pure: no Flask, no database.  Public API::
     derive_seed(secret, user_id, exercise_id, variant_number) -> int
     grade_answer(variant, answer) -> Verdict     # from quizapp.bank.answers
     expected_answer_text(variant) -> str         # idem
+    preview_answer(variant, answer) -> AnswerPreview   # idem: how an answer is read, ungraded
 """
 
 from __future__ import annotations
 
-from quizapp.bank.answers import expected_answer_text, grade_answer
+from quizapp.bank.answers import (
+    AnswerPreview,
+    expected_answer_text,
+    grade_answer,
+    preview_answer,
+)
 from quizapp.bank.loader import (
     Bank,
     Exercise,
@@ -27,6 +33,7 @@ from quizapp.bank.yamlio import BankError
 
 __all__ = [
     "AnswerForm",
+    "AnswerPreview",
     "Bank",
     "BankError",
     "Exercise",
@@ -42,4 +49,5 @@ __all__ = [
     "load_bank",
     "load_exercise_file",
     "load_exercise_source",
+    "preview_answer",
 ]

@@ -12,26 +12,44 @@
 - ``index``: a 1-based position as shown (or the label itself, e.g. ``pet tips``);
   ``variant.expected`` is that 1-based number.
 
+- ``parts`` (a multi-part variant): the answer is a mapping part name -> text or grid (or one
+  text, ``S = ...`` lines, :func:`quizapp.bank.parts.parse_part_text`), graded part by part with
+  follow-through by :func:`quizapp.bank.parts.grade_parts`.
+
 An unparseable or out-of-range answer is ``invalid`` (it uses no attempt).  Verdicts follow
 :class:`quizapp.grading.types.Verdict`.
+
+:func:`preview_answer` reads an answer the same way, by the same functions, without comparing it
+with anything: how it was read, or why it cannot be read (the answer preview).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
 from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
 from quizapp.bank.kinds._util import latex_row, num
 from quizapp.bank.types import Variant
-from quizapp.grading import InvalidAnswer, Mistake, Verdict, cells_close, grade, parse_number
+from quizapp.grading import (
+    InvalidAnswer,
+    Mistake,
+    Verdict,
+    cells_close,
+    describe_shape,
+    grade,
+    parse_number,
+    read_answer,
+)
+from quizapp.grading.parse import split_cells
 
-Answer = str | Sequence[Sequence[str]]
+Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
 
-__all__ = ["grade_answer", "expected_answer_text"]
+__all__ = ["AnswerPreview", "expected_answer_text", "grade_answer", "preview_answer"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -51,6 +69,20 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     input: an answer that cannot be read gives an ``invalid`` verdict saying what is wrong and
     where.  Each mistake code appears at most once in ``mistakes`` (the first found is kept).
     """
+    if variant.parts or variant.answer_form.type == "parts":
+        from quizapp.bank.parts import grade_parts, parse_part_text
+
+        names = [p.name for p in variant.parts]
+        if isinstance(answer, str):
+            answer = parse_part_text(answer, names) or answer
+        if not isinstance(answer, Mapping):
+            return _invalid(
+                f"This exercise has parts ({', '.join(names)}): answer each part, one after "
+                f"another, each starting on its own line with its name ({names[0]} = ...)."
+            )
+        return grade_parts(variant, answer)
+    if isinstance(answer, Mapping):
+        return _invalid("This exercise has one answer, not parts.")
     verdict = _dispatch(variant, answer)
     seen: set[str] = set()
     unique = []
@@ -97,22 +129,29 @@ def _mask(variant: Variant) -> np.ndarray:
     return np.array([[cell is None for cell in row] for row in given], dtype=bool)
 
 
-def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
+def _partial_grid(variant: Variant, answer: Answer) -> Answer:
+    """The answer to grade for a partly filled matrix: a posted grid of the matrix's shape with
+    its given cells replaced by the exact values (given cells are not the student's answer, so the
+    web may post them typed over, untouched, or as empty strings); text as typed."""
     exp = np.asarray(variant.expected, dtype=float)
     mask = _mask(variant)
-    grid: Answer = answer
     if isinstance(answer, str):
-        grid = answer
-    elif len(answer) == exp.shape[0] and all(len(row) == exp.shape[1] for row in answer):
-        # Given cells are not the student's answer: put the exact values there, so the web may
-        # post them typed over, untouched, or as empty strings.
-        grid = [
+        return answer
+    if len(answer) == exp.shape[0] and all(len(row) == exp.shape[1] for row in answer):
+        return [
             [
                 (str(answer[i][j]) if mask[i, j] else repr(float(exp[i, j])))
                 for j in range(exp.shape[1])
             ]
             for i in range(exp.shape[0])
         ]
+    return answer
+
+
+def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
+    exp = np.asarray(variant.expected, dtype=float)
+    mask = _mask(variant)
+    grid = _partial_grid(variant, answer)
     return grade(
         exp,
         grid,
@@ -352,9 +391,15 @@ def _text(a: np.ndarray) -> str:
 def expected_answer_text(variant: Variant) -> str:
     """Text of a correct answer for ``variant`` (full precision), as a student could type it.
 
-    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.
+    ``quizapp check`` grades it with :func:`grade_answer` and expects ``correct``.  For a
+    multi-part variant: one line per part, ``S = ...`` (its parts' answers are
+    :func:`quizapp.bank.parts.expected_part_answers`).
     """
     form = variant.answer_form
+    if variant.parts:
+        from quizapp.bank.parts import expected_part_answers
+
+        return "\n".join(f"{k} = {v}" for k, v in expected_part_answers(variant).items())
     if form.type == "choice":
         return _LETTERS[int(variant.expected)]
     if form.type == "index":
@@ -364,3 +409,167 @@ def expected_answer_text(variant: Variant) -> str:
         pts = exp.reshape(form.count, -1)
         return "\n".join("(" + ", ".join(repr(float(v)) for v in p) + ")" for p in pts)
     return _text(exp)
+
+
+# --------------------------------------------------------------------------------------------
+# the answer preview: how an answer is read, before it costs an attempt
+
+
+@dataclass
+class AnswerPreview:
+    """How an answer to a variant is read, without grading it.
+
+    - ``status``: ``valid`` (it can be read: a submission would be graded) or ``invalid`` (it
+      cannot: a submission would be *invalid* and use no attempt).
+    - ``message``: for ``valid``, what it was read as ("Read as a 2×3 matrix."); for ``invalid``,
+      the same message a submission's verdict would give.
+    - ``read_as``: the answer as read, as plain JSON data: a float (one number), a list (a
+      vector), a list of rows (a matrix; ``None`` for a blank given cell), the point(s) for
+      ``point_on_line``, the 1-based option number for ``choice`` and ``index``; None when
+      invalid.
+    - ``cells``: for a typed text, its rows of cell texts before evaluation (what a grid would
+      hold: ``"3/4"`` stays ``"3/4"``), or None when the text does not split into rows, the form
+      has no cells (choice, index) or the answer was posted as a grid.
+    - ``invalid_cell``: for ``invalid``, the 1-based ``(row, column)`` of the cell at fault when
+      there is one (``row`` None for an entry of a vector), as in :class:`Verdict`.
+
+    Nothing in it depends on the expected answer, so it tells nothing about correctness.
+    """
+
+    status: Literal["valid", "invalid"]
+    message: str
+    read_as: Any = None
+    cells: list[list[str]] | None = None
+    invalid_cell: tuple[int | None, int | None] | None = None
+    #: a multi-part answer: each answered part's own preview (``status`` is ``invalid`` when
+    #: one of them is)
+    parts: dict[str, AnswerPreview] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"status", "read_as", "message", "cells", "invalid_cell"}`` (JSON-ready; with
+        ``parts``, name -> that dict, for a multi-part answer)."""
+        out = {
+            "status": self.status,
+            "read_as": self.read_as,
+            "message": self.message,
+            "cells": self.cells,
+            "invalid_cell": list(self.invalid_cell) if self.invalid_cell else None,
+        }
+        if self.parts is not None:
+            out["parts"] = {name: p.to_dict() for name, p in self.parts.items()}
+        return out
+
+
+def _plain_read(arr: np.ndarray) -> Any:
+    """An array as read, as plain data (NaN, a blank given cell, as None)."""
+    if arr.ndim == 0:
+        return float(arr)
+    return (
+        [_plain_read(a) for a in arr]
+        if arr.ndim > 1
+        else [None if v != v else float(v) for v in arr.tolist()]
+    )
+
+
+#: Forms whose text is not read as rows of cells by ``split_cells``: one pick, or points
+#: (``(1, 2)`` per line), whose cells come from the numbers read instead.
+_NO_TEXT_CELLS = frozenset({"choice", "index", "point_on_line"})
+
+
+def _text_cells(variant: Variant, answer: Answer) -> list[list[str]] | None:
+    """A typed text's rows of cell texts (:func:`quizapp.grading.parse.split_cells`), for the
+    forms that read it so; None otherwise."""
+    if not isinstance(answer, str) or variant.answer_form.type in _NO_TEXT_CELLS:
+        return None
+    try:
+        return split_cells(answer).rows
+    except InvalidAnswer:
+        return None
+
+
+def _read(variant: Variant, answer: Answer) -> tuple[Any, str, list[list[str]] | None]:
+    """(read_as, message, cells) of a readable answer; raises :class:`InvalidAnswer`."""
+    form = variant.answer_form
+    if form.type in ("choice", "index"):
+        k = parse_pick(variant, answer)
+        if form.type == "choice":
+            return k, f"Read as option ({_LETTERS[k - 1]}).", None
+        labels = _labels(variant)
+        label = f" ({labels[k - 1]})" if k <= len(labels) and labels[k - 1] else ""
+        return k, f"Read as {k}{label}.", None
+    if form.type == "point_on_line":
+        A = np.asarray(variant.context["coefficients"], dtype=float)
+        pts = parse_points(answer, A.shape[1], form.count)
+        cells = [[format(float(v), ".15g") for v in p] for p in pts]
+        cells = cells if isinstance(answer, str) else None
+        if form.count == 1:
+            return pts[0].tolist(), f"Read as the point {latex_row(pts[0])}.", cells
+        return pts.tolist(), f"Read as {form.count} points.", cells
+    if form.type not in ("scalar", "vector", "matrix", "partial_matrix"):
+        raise InvalidAnswer(f"This exercise has an unknown answer form {form.type!r}.")
+    exp = np.asarray(variant.expected, dtype=float)
+    mask = _mask(variant) if form.type == "partial_matrix" else None
+    grid = _partial_grid(variant, answer) if mask is not None else answer
+    ans, aligned = read_answer(grid, exp.shape, mask=mask)
+    value = aligned if aligned is not None else ans
+    if mask is not None and aligned is not None and not isinstance(answer, str):
+        # The given cells as the grid shows them (not the exact values graded in their place).
+        value = value.copy()
+        given = form.given or []
+        for i, j in zip(*np.nonzero(~mask), strict=True):
+            text = given[i][j] if i < len(given) and j < len(given[i]) else None
+            value[i, j] = parse_number(str(text)) if text is not None else np.nan
+    if value.ndim == 0:
+        message = f"Read as the number {float(value):.10g}."
+    else:
+        message = f"Read as {describe_shape(value.shape)}."
+    return _plain_read(value), message, _text_cells(variant, answer)
+
+
+def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
+    """How ``answer`` (text, or a grid of cell strings as the web posts it) is read for
+    ``variant``: by the same parsing :func:`grade_answer` uses (``quizapp.grading.read_answer``,
+    :func:`parse_points`, :func:`parse_pick`), so ``invalid`` here exactly when a submission
+    would be invalid, with the same message.  Nothing is compared with the expected answer: an
+    answer of another shape than asked is ``valid`` (a submission would be graded, and marked
+    incorrect).  A multi-part answer (part name -> text or grid) is read part by part (blank
+    parts left out).  Never raises for bad input.
+    """
+    if variant.parts:
+        return _preview_parts(variant, answer)
+    try:
+        read_as, message, cells = _read(variant, answer)
+    except InvalidAnswer as exc:
+        cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
+        cells = _text_cells(variant, answer)
+        return AnswerPreview("invalid", exc.message, cells=cells, invalid_cell=cell)
+    return AnswerPreview("valid", message, read_as=read_as, cells=cells)
+
+
+def _preview_parts(variant: Variant, answer: Answer) -> AnswerPreview:
+    """:func:`preview_answer` of a multi-part answer: each answered part read on its own."""
+    from quizapp.bank.parts import is_blank, parse_part_text, part_variant
+
+    names = [p.name for p in variant.parts]
+    if isinstance(answer, str):
+        answer = parse_part_text(answer, names) or answer
+    if not isinstance(answer, Mapping):
+        return AnswerPreview("invalid", f"This exercise has parts ({', '.join(names)}).")
+    unknown = [k for k in answer if k not in names]
+    if unknown:
+        return AnswerPreview(
+            "invalid",
+            f"This exercise has no part {', '.join(map(repr, unknown))}; its parts are "
+            f"{', '.join(names)}.",
+        )
+    parts = {
+        p.name: preview_answer(part_variant(variant, p), answer[p.name])
+        for p in variant.parts
+        if not is_blank(answer.get(p.name))
+    }
+    bad = [n for n, p in parts.items() if p.status == "invalid"]
+    if bad:
+        message = f"Part {bad[0]} cannot be read: {parts[bad[0]].message}"
+        return AnswerPreview("invalid", message, parts=parts)
+    read = ", ".join(parts) or "no part"
+    return AnswerPreview("valid", f"Read: {read}.", parts=parts)

@@ -5,7 +5,11 @@ finite and shaped as the answer form says; the ``expression`` kind's
 ``require`` constraints hold; the prompt, hints and worked solution render (template and
 Markdown/LaTeX, with no formula that fails to convert); the expected answer, written as text by
 ``expected_answer_text`` and graded by ``grade_answer``, is ``correct`` with full score; and no
-mistake detector fires on it.  Across seeds: the variants really vary (not all identical).
+mistake detector fires on it.  A multi-part variant is checked part by part (each part's
+expected answer finite and shaped as its form says, graded correct with no mistake named), its
+follow-through expressions give the true values from the true earlier values, and an answer
+carried forward from a wrong earlier part earns the follow-through credit.  Across seeds: the
+variants really vary (not all identical).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,13 +32,21 @@ from quizapp.render import render_markdown
 
 #: The same failure is printed for at most this many seeds (then counted).
 REPORT_SAME = 3
+#: Seeds ``quizapp sync`` and ``quizapp validate`` sample per new exercise version
+#: (:func:`sample_problems`).  An exercise that fails for a share ``p`` of its seeds passes all of
+#: them with probability ``(1 - p) ** 20``: below 1e-6 for ``p >= 0.5`` (``A ** 1000`` failed for
+#: 21 of 30 students), 0.3 % for ``p = 0.25``, 12 % for ``p = 0.1``.  Rarer failures are for
+#: ``quizapp check --seeds 200`` (CI) to find.  About 1.6 ms per seed (generate + self-grade).
+SAMPLE_SEEDS = 20
 #: Checking stops when this many first seeds all fail to generate.
 STOP_AFTER = 5
 
 
 @dataclass(frozen=True)
 class CheckFailure:
-    """One failed check: the exercise, the seed (``None`` for checks across seeds), what failed."""
+    """One failed check: the exercise, the seed (``None`` for checks across seeds), what failed.
+    ``count``: how many failures the line stands for (a line folding the seeds that failed with
+    the same message stands for all of them)."""
 
     exercise_id: str
     seed: int | None
@@ -41,6 +54,7 @@ class CheckFailure:
     file: str | None = None
     line: int | None = None
     column: int | None = None
+    count: int = 1
 
     def __str__(self) -> str:
         where = self.exercise_id if self.seed is None else f"{self.exercise_id} seed {self.seed}"
@@ -58,6 +72,9 @@ def _finite(value: Any) -> bool:
 
 
 def _fingerprint(v: Variant) -> str:
+    if v.parts:
+        expected = b"\0".join(np.asarray(p.expected, dtype=float).tobytes() for p in v.parts)
+        return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
     expected = (
         np.asarray(v.expected).tobytes() if _finite(v.expected) else repr(v.expected).encode()
     )
@@ -77,7 +94,9 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         message = err.message.removeprefix(f"seed {seed}: ").removesuffix(f" (seed {seed})")
         fails.append(CheckFailure(exercise.id, seed, message, err.file, err.line, err.column))
         return None, fails
-    if not _finite(v.expected):
+    if v.parts:
+        fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_parts(v))
+    elif not _finite(v.expected):
         fail(f"the expected answer is not finite: {v.expected!r}")
     form = v.answer_form
     if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
@@ -97,6 +116,9 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                 fail(f"require {text!r}: {exc.message}")
     texts = [("prompt", v.prompt)] + [(f"hint {i + 1}", h) for i, h in enumerate(v.hints)]
     texts += [(f"solution step {s.title!r}", s.text) for s in v.solution]
+    for p in v.parts:
+        texts.append((f"part {p.name}'s prompt", p.prompt))
+        texts += [(f"part {p.name}'s hint {i + 1}", h) for i, h in enumerate(p.hints)]
     for label, text in texts:
         try:
             html = render_markdown(text)
@@ -106,7 +128,12 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         if "math-error" in html:
             fail(f"{label} has LaTeX that does not convert to MathML")
     try:
-        answer = expected_answer_text(v)
+        if v.parts:
+            from quizapp.bank.parts import expected_part_answers
+
+            answer: Any = expected_part_answers(v)
+        else:
+            answer = expected_answer_text(v)
         verdict = grade_answer(v, answer)
     except Exception as exc:
         fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
@@ -121,7 +148,91 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                 "a mistake detector fires on the expected answer: "
                 + ", ".join(m.code for m in verdict.mistakes)
             )
+        for name, part in (verdict.parts or {}).items():
+            if part.mistakes:
+                fail(
+                    f"a mistake detector fires on part {name}'s expected answer: "
+                    + ", ".join(m.code for m in part.mistakes)
+                )
+        if v.parts and verdict.status == "correct":
+            fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
     return v, fails
+
+
+def _check_parts(v: Variant) -> list[str]:
+    """Each part's expected value is finite and shaped as its answer form says, and its
+    follow-through expression gives that value from the true earlier values."""
+    from quizapp.bank.expression import ExpressionError, evaluate
+    from quizapp.bank.parts import numeric_values
+
+    out = []
+    true = {p.name: p.expected for p in v.parts}
+    for p in v.parts:
+        if not _finite(p.expected):
+            out.append(f"part {p.name}'s expected answer is not finite")
+            continue
+        form = p.answer_form
+        if form.shape is not None and tuple(np.shape(p.expected)) != tuple(form.shape):
+            out.append(
+                f"part {p.name}'s answer form has shape {form.shape}, its expected answer "
+                f"{np.shape(p.expected)}"
+            )
+        if p.follow_through:
+            env = {**numeric_values(v.values), **{u: true[u] for u in p.uses}}
+            try:
+                again = np.asarray(evaluate(p.follow_through, env), dtype=float)
+            except ExpressionError as exc:
+                out.append(f"part {p.name}'s follow-through {p.follow_through!r}: {exc.message}")
+                continue
+            exp = np.asarray(p.expected, dtype=float)
+            if again.shape != exp.shape or not np.allclose(again, exp, rtol=1e-9, atol=1e-9):
+                out.append(
+                    f"part {p.name}'s follow-through {p.follow_through!r} on the true earlier "
+                    "values does not give its expected answer"
+                )
+    return out
+
+
+def _check_carried(v: Variant) -> list[str]:
+    """For each part computed from earlier parts: with its first earlier part answered wrong
+    (one entry off by 1), the part's value computed from that wrong answer is graded correct
+    (by follow-through, or because the slip does not change it), unless refused as trivial."""
+    from dataclasses import replace
+
+    from quizapp.bank.expression import ExpressionError, evaluate
+    from quizapp.bank.parts import expected_part_answers, numeric_values, part_variant
+
+    out = []
+    answers = expected_part_answers(v)
+    true = {p.name: np.asarray(p.expected, dtype=float) for p in v.parts}
+    by_name = {p.name: p for p in v.parts}
+    for p in v.parts:
+        if not p.follow_through or not p.uses or (p.follow_through_credit or 0) <= 0:
+            continue
+        first = p.uses[0]
+        if by_name[first].answer_form.type not in ("scalar", "vector", "matrix"):
+            continue
+        wrong = true[first].copy()
+        wrong.flat[0] += 1.0
+        env = {**numeric_values(v.values), **{u: true[u] for u in p.uses}, first: wrong}
+        try:
+            carried = np.asarray(evaluate(p.follow_through, env), dtype=float)
+        except ExpressionError:
+            continue
+        if carried.shape != true[p.name].shape or not np.all(np.isfinite(carried)):
+            continue
+        typed = {
+            **answers,
+            first: expected_answer_text(replace(part_variant(v, by_name[first]), expected=wrong)),
+            p.name: expected_answer_text(replace(part_variant(v, p), expected=carried)),
+        }
+        verdict = grade_answer(v, typed).parts[p.name]
+        if verdict.status != "correct" and "No follow-through credit" not in verdict.message:
+            out.append(
+                f"part {p.name} computed from a wrong {first} is {verdict.status}, not correct "
+                f"by follow-through: {verdict.message}"
+            )
+    return out
 
 
 def check_exercise(
@@ -164,7 +275,10 @@ def check_exercise(
         if n > REPORT_SAME:
             failures.append(
                 CheckFailure(
-                    exercise.id, None, f"{n - REPORT_SAME} more seeds failed with: {message}"
+                    exercise.id,
+                    None,
+                    f"{n - REPORT_SAME} more seeds failed with: {message}",
+                    count=n - REPORT_SAME,
                 )
             )
     if count >= 2 and len(prints) == 1:
@@ -174,3 +288,107 @@ def check_exercise(
             )
         )
     return failures
+
+
+def sample_problems(exercise: Exercise, seeds: int = SAMPLE_SEEDS) -> list[BankError]:
+    """What would show a student a broken variant, over seeds ``0 .. seeds-1`` of ``exercise``.
+
+    Per seed: the variant generates (prompt and hints render); its expected answer is non-empty,
+    finite and of the answer form's shape; and the expected answer, written as a student would
+    type it, grades correct with full score.  Returns ``[]`` when every seed passes, else one
+    ``BankError`` for the first failing seed, at the line responsible (the generation error's own
+    line; the ``answer:`` line of an ``expression`` exercise, the ``params:`` or ``kind:`` line
+    otherwise), saying how many of the sampled seeds fail.  Cached by (exercise id, YAML text,
+    seeds): pure.  Used by ``quizapp sync`` to refuse a new version (the previous one stays
+    live) and by ``quizapp validate``.
+    """
+    return list(_sample(exercise.id, exercise.path, exercise.source, int(seeds)))
+
+
+@lru_cache(maxsize=4096)
+def _sample(exercise_id: str, path: str, source: str, seeds: int) -> tuple[BankError, ...]:
+    from quizapp.bank.loader import load_exercise_source
+
+    exercise = load_exercise_source(exercise_id, source)
+    first: BankError | None = None
+    failed = 0
+    for seed in range(seeds):
+        problem = _seed_problem(exercise, seed, path)
+        if problem is not None:
+            failed += 1
+            first = first or problem
+    if first is None:
+        return ()
+    return (
+        BankError(
+            first.file,
+            first.line,
+            first.column,
+            f"{first.message}; fails for {failed} of {seeds} sampled seeds (0 to {seeds - 1})",
+        ),
+    )
+
+
+def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
+    """The first problem of ``seed`` (see :func:`sample_problems`), located, or None."""
+    try:
+        v = exercise.generate(seed)
+    except BankError as err:
+        return BankError(path, err.line, err.column, err.message)
+    except Exception as exc:  # noqa: BLE001 - a kind's bug is the exercise's problem here
+        return _located(exercise, path, seed, f"cannot generate a variant: {exc}")
+    answers = [(f"part {p.name}: ", p.expected, p.answer_form) for p in v.parts or ()]
+    for where, expected, form in answers or [("", v.expected, v.answer_form)]:
+        problem = _answer_problem(expected, form)
+        if problem is not None:
+            return _located(exercise, path, seed, where + problem)
+    try:
+        answer = expected_answer_text(v)
+        verdict = grade_answer(v, answer)
+    except Exception as exc:  # noqa: BLE001
+        return _located(exercise, path, seed, f"grading the expected answer raised {exc}")
+    if verdict.status != "correct" or verdict.score != 1.0:
+        return _located(
+            exercise,
+            path,
+            seed,
+            f"the expected answer {answer!r} is graded {verdict.status}: no student could "
+            "get it right",
+        )
+    return None
+
+
+def _answer_problem(expected: Any, form: Any) -> str | None:
+    """What makes one expected answer impossible to give (not finite, empty, or not the shape of
+    its answer form), or None."""
+    if not _finite(expected):
+        return "the expected answer is not finite"
+    try:
+        size = np.asarray(expected, dtype=float).size
+    except (TypeError, ValueError):
+        size = 1  # a non-numeric expected value (a choice label) is the kind's business
+    if size == 0:
+        return "the expected answer is empty"
+    if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
+        if tuple(np.shape(expected)) != tuple(form.shape):
+            return (
+                f"the answer form's shape {form.shape} differs from the expected answer's "
+                f"{np.shape(expected)}"
+            )
+    return None
+
+
+def _located(exercise: Exercise, path: str, seed: int, message: str) -> BankError:
+    """``message`` at the field responsible for a variant's answer: ``answer:`` for the
+    ``expression`` kind, ``params:`` (or ``kind:``) for the others."""
+    from quizapp.bank.validate import field_mark
+    from quizapp.bank.yamlio import parse_yaml
+
+    try:
+        _, located = parse_yaml(exercise.source, path)
+    except BankError:
+        return BankError(path, None, None, f"seed {seed}: {message}")
+    field = ("answer",) if isinstance(exercise.params, ExpressionSpec) else ("params",)
+    mark = field_mark(located, field)
+    label = field[0] if field[0] in located.keys else f"kind {exercise.kind.name}"
+    return BankError(path, mark.line, mark.column, f"{label}: {message} (seed {seed})")

@@ -26,9 +26,10 @@ from pydantic import ValidationError
 
 from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
-from quizapp.bank.types import Kind, KindParams, Variant
+from quizapp.bank.types import Kind, KindParams, Part, Variant
 from quizapp.bank.validate import check_exercise
 from quizapp.bank.yamlio import BankError, parse_yaml, read_text
+from quizapp.coursetime import parse_zone
 
 QUIZ_FILE = "quiz.yaml"
 #: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
@@ -100,6 +101,7 @@ class Exercise:
                 hints.append(render(h, generated.values))
         except TemplateError as exc:
             raise self._located(seed, exc, label) from exc
+        parts = self._finish_parts(generated.parts, generated.values, seed)
         return Variant(
             exercise_id=self.id,
             seed=int(seed),
@@ -114,7 +116,49 @@ class Exercise:
             context=dict(generated.context),
             detectors=tuple(generated.detectors),
             hints=hints,
+            parts=parts,
         )
+
+    def _finish_parts(self, parts: list[Part], values: dict[str, Any], seed: int) -> list[Part]:
+        """A kind's parts as the variant stores them: prompts and hints rendered (for parts
+        written in the YAML: they are templates), and each part's tolerance (default: the
+        exercise's), follow-through credit (default: the exercise's) and points (a share of the
+        exercise's, :func:`quizapp.bank.parts.share_points`) filled in."""
+        if not parts:
+            return []
+        from dataclasses import replace
+
+        from quizapp.bank.parts import share_points
+
+        authored = bool(self.spec.parts)
+        points = share_points(float(self.spec.points), [p.points for p in parts])
+        out = []
+        for i, (part, share) in enumerate(zip(parts, points, strict=True)):
+            prompt, hints = part.prompt, list(part.hints)
+            if authored:
+                label = f"parts[{i + 1}].prompt"
+                try:
+                    prompt = render(part.prompt, values)
+                    rendered = []
+                    for j, h in enumerate(part.hints):
+                        label = f"parts[{i + 1}].hints[{j + 1}]"
+                        rendered.append(render(h, values))
+                    hints = rendered
+                except TemplateError as exc:
+                    raise self._located(seed, exc, label) from exc
+            out.append(
+                replace(
+                    part,
+                    prompt=prompt,
+                    hints=hints,
+                    tolerance=part.tolerance or self.spec.tolerance_value(),
+                    points=share,
+                    follow_through_credit=self.spec.follow_through_value()
+                    if part.follow_through_credit is None
+                    else float(part.follow_through_credit),
+                )
+            )
+        return out
 
     def rekey(self, stored: Variant, kind: str) -> Variant:
         """``stored`` (a variant drawn by kind ``kind`` from any version of this exercise) with
@@ -122,9 +166,11 @@ class Exercise:
         and partial credit; and, when this version has the same kind and the kind can compute its
         answer from drawn values (:meth:`Kind.solve`: ``expression`` exercises), the expected
         answer, answer form, worked solution and detector data computed again from the stored
-        values (a corrected ``answer``).  Nothing is drawn.  Raises ``BankError`` when this
+        values (a corrected ``answer``).  Nothing is drawn.  A multi-part variant keeps each
+        part's prompt and hints; its parts' keys (expected values, follow-through expressions,
+        tolerances, points, detectors) are this version's.  Raises ``BankError`` when this
         version's answer cannot be computed from the stored values (it names a variable the
-        variant does not have).
+        variant does not have) or its parts are not the variant's (a part added or removed).
         """
         from dataclasses import replace
 
@@ -143,7 +189,28 @@ class Exercise:
             partial_credit=self.spec.partial_credit,
         )
         if generated is None:
-            return keyed
+            if not stored.parts:
+                return keyed
+            # A kind that cannot solve again keeps its stored parts' answers; the exercise's
+            # tolerance, follow-through credit and points apply.
+            kept = [
+                replace(p, tolerance=None, points=None, follow_through_credit=None)
+                for p in stored.parts
+            ]
+            return replace(keyed, parts=self._keyed_parts(kept, stored))
+        parts: list[Part] = []
+        if generated.parts or stored.parts:
+            old = [p.name for p in stored.parts]
+            new = [p.name for p in generated.parts]
+            if old != new:
+                raise BankError(
+                    self.path,
+                    None,
+                    None,
+                    f"seed {stored.seed}: the answer key: this version's parts "
+                    f"({', '.join(new) or 'none'}) are not the variant's ({', '.join(old) or 'none'})",
+                )
+            parts = self._keyed_parts(generated.parts, stored)
         return replace(
             keyed,
             expected=generated.expected,
@@ -151,7 +218,22 @@ class Exercise:
             solution=list(generated.solution),
             context=dict(generated.context),
             detectors=tuple(generated.detectors),
+            parts=parts,
         )
+
+    def _keyed_parts(self, parts: list[Part], stored: Variant) -> list[Part]:
+        """``parts`` (this version's, same names as ``stored``'s) with the stored prompts and
+        hints, and this version's tolerances, points and follow-through credit."""
+        from dataclasses import replace
+
+        shown = {p.name: p for p in stored.parts}
+        finished = self._finish_parts(
+            [replace(p, prompt="", hints=[]) for p in parts], stored.values, stored.seed
+        )
+        return [
+            replace(p, prompt=shown[p.name].prompt, hints=list(shown[p.name].hints))
+            for p in finished
+        ]
 
     def _located(self, seed: int, exc: BaseException, label: str | None = None) -> BankError:
         """A generation (or, with ``label``, template) failure as ``file:line:column: seed N:
@@ -182,13 +264,28 @@ class Quiz:
     id: str
     title: str
     description: str
-    order: int
+    #: ``order:`` as written, None when left out (the quiz then comes after the ordered ones).
+    order: int | None
+    #: aware UTC instants (the written wall-clock times read in the course zone ``timezone``)
     opens: Any
     closes: Any
     exercise_ids: list[str]
     source: str
     content_hash: str
     path: str = ""
+    #: the late periods: ``[(until, credit), ...]``, ``until`` aware UTC, in order
+    late: list[tuple[Any, float]] = field(default_factory=list)
+    #: the IANA name of the course zone the times were read in
+    timezone: str = "UTC"
+
+
+def quiz_sort_key(quiz: Quiz) -> tuple[Any, ...]:
+    """The course order of quizzes: ``order`` (missing last), opening time (missing last), id.
+    ``quizapp.models.QUIZ_ORDER`` is the same order in SQL."""
+    far = (True, 0)
+    order = far if quiz.order is None else (False, quiz.order)
+    opens = (True, 0) if quiz.opens is None else (False, quiz.opens)
+    return (order, opens, quiz.id)
 
 
 @dataclass
@@ -198,10 +295,14 @@ class Bank:
     quizzes: dict[str, Quiz] = field(default_factory=dict)
     exercises: dict[str, Exercise] = field(default_factory=dict)
     errors: list[BankError] = field(default_factory=list)
+    #: problems that do not stop the bank (``file:line:column: message``), e.g. a quiz.yaml
+    #: without ``order:``
+    warnings: list[str] = field(default_factory=list)
 
     def quiz_list(self) -> list[Quiz]:
-        """Quizzes by ``order``, then id."""
-        return sorted(self.quizzes.values(), key=lambda q: (q.order, q.id))
+        """Quizzes in course order: by ``order`` (those without one after), then by opening
+        time (those without one after), then by id."""
+        return sorted(self.quizzes.values(), key=quiz_sort_key)
 
 
 def _parse_exercise(
@@ -261,7 +362,55 @@ def load_exercise_file(
     return _parse_exercise(exercise_id or f"{path.parent.name}/{path.stem}", source, file)
 
 
-def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, list[BankError]]:
+def _schedule_errors(data: dict[str, Any], located: Any, file: str, zone: Any) -> list[BankError]:
+    """The dates of a ``quiz.yaml``, checked on their own (so a bad order is reported beside
+    any other problem): ``closes`` after ``opens``; every ``late`` period's ``until`` later than
+    ``closes`` and than the period before it; ``late`` only with a ``closes``.  Compared as
+    instants in the course zone ``zone``."""
+    keys = ("opens", "closes", "late")
+    try:
+        dates = QuizSpec.model_validate({"title": "x", **{k: data[k] for k in keys if k in data}})
+    except ValidationError:
+        return []  # reported by the full validation
+    opens, closes, late = dates.schedule(zone)
+    out: list[BankError] = []
+    if opens is not None and closes is not None and closes <= opens:
+        mark = located.values.get("closes", located.start)
+        out.append(
+            BankError(
+                file,
+                mark.line,
+                mark.column,
+                f"closes ({dates.closes}) must be after opens ({dates.opens})",
+            )
+        )
+    if late and closes is None:
+        mark = located.keys.get("late", located.start)
+        out.append(
+            BankError(
+                file, mark.line, mark.column, "late: late periods need a closes: time to follow"
+            )
+        )
+        return out
+    before, before_text = closes, f"closes ({dates.closes})"
+    for i, (until, _credit) in enumerate(late):
+        mark = located.find(("late", i, "until"))[0]
+        if until <= before:
+            out.append(
+                BankError(
+                    file,
+                    mark.line,
+                    mark.column,
+                    f"late.{i}.until ({dates.late[i].until}) must be later than {before_text}",
+                )
+            )
+        before, before_text = until, f"late.{i}.until ({dates.late[i].until})"
+    return out
+
+
+def _load_quiz_file(
+    path: Path, quiz_id: str, zone: Any = None
+) -> tuple[QuizSpec | None, str, list[BankError]]:
     file = str(path)
     try:
         source = read_text(path, file)
@@ -282,23 +431,7 @@ def _load_quiz_file(path: Path, quiz_id: str) -> tuple[QuizSpec | None, str, lis
         spec = QuizSpec.model_validate(data)
     except ValidationError as exc:
         errors = pydantic_errors(exc, QuizSpec, located, file)
-    # The dates are compared on their own, so a bad order is reported beside other problems.
-    try:
-        dates = QuizSpec.model_validate(
-            {"title": "x", **{k: data[k] for k in ("opens", "closes") if k in data}}
-        )
-    except ValidationError:
-        dates = None
-    if dates is not None and not dates.dates_in_order():
-        mark = located.values.get("closes", located.start)
-        errors.append(
-            BankError(
-                file,
-                mark.line,
-                mark.column,
-                f"closes ({dates.closes}) must be after opens ({dates.opens})",
-            )
-        )
+    errors += _schedule_errors(data, located, file, parse_zone(zone))
     if errors:
         return None, source, sorted(errors, key=BankError.sort_key)
     return spec, source, []
@@ -312,7 +445,7 @@ def _yaml_files(folder: Path) -> list[Path]:
     )
 
 
-def _load_quiz_folder(folder: Path, bank: Bank) -> None:
+def _load_quiz_folder(folder: Path, bank: Bank, zone: Any = None) -> None:
     quiz_id = folder.name
     quiz_file = folder / QUIZ_FILE
     if not ID_RE.match(quiz_id):
@@ -327,7 +460,7 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
     spec: QuizSpec | None = None
     source = ""
     if quiz_file.is_file():
-        spec, source, errs = _load_quiz_file(quiz_file, quiz_id)
+        spec, source, errs = _load_quiz_file(quiz_file, quiz_id, zone)
         bank.errors.extend(errs)
     else:
         bank.errors.append(
@@ -400,13 +533,17 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
                     )
                 )
         order = listed + [s for s in stems if s not in listed]
+    course_zone = parse_zone(zone)
+    opens, closes, late = spec.schedule(course_zone)
     bank.quizzes[quiz_id] = Quiz(
         id=quiz_id,
         title=spec.title,
         description=spec.description,
         order=spec.order,
-        opens=spec.opens,
-        closes=spec.closes,
+        opens=opens,
+        closes=closes,
+        late=late,
+        timezone=course_zone.key,
         exercise_ids=[f"{quiz_id}/{s}" for s in order if f"{quiz_id}/{s}" in bank.exercises],
         source=source,
         content_hash=content_hash(source),
@@ -414,20 +551,24 @@ def _load_quiz_folder(folder: Path, bank: Bank) -> None:
     )
 
 
-def load_bank(root: Path | str) -> Bank:
+def load_bank(root: Path | str, zone: Any = None) -> Bank:
     """Load every quiz folder under ``root`` (or ``root`` itself if it holds a ``quiz.yaml``).
 
     Never raises for a bad file: each file's problems go to ``Bank.errors`` (sorted by file and
     line) and the valid quizzes and exercises load.  A folder of exercise files with neither a
     ``quiz.yaml`` nor quiz subfolders is loaded as one quiz (and its missing quiz.yaml reported).
+    ``zone``: the course's time zone (a ``ZoneInfo`` or an IANA name; default UTC), in which
+    the wall-clock times of ``quiz.yaml`` are read.  Raises ``quizapp.coursetime.TimeError``
+    for an unknown zone name.
     """
+    zone = parse_zone(zone)
     root = Path(root)
     bank = Bank()
     if not root.is_dir():
         bank.errors.append(BankError(str(root), None, None, "no such folder"))
         return bank
     if (root / QUIZ_FILE).is_file():
-        _load_quiz_folder(root, bank)
+        _load_quiz_folder(root, bank, zone)
     else:
         folders = sorted(
             p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
@@ -435,7 +576,7 @@ def load_bank(root: Path | str) -> Bank:
         quiz_folders = [f for f in folders if (f / QUIZ_FILE).is_file() or _yaml_files(f)]
         loose = [p for p in _yaml_files(root) if p.name != COURSE_FILE]
         if not quiz_folders and loose:
-            _load_quiz_folder(root, bank)
+            _load_quiz_folder(root, bank, zone)
         else:
             for path in loose:
                 bank.errors.append(
@@ -447,7 +588,7 @@ def load_bank(root: Path | str) -> Bank:
                     )
                 )
             for folder in quiz_folders:
-                _load_quiz_folder(folder, bank)
+                _load_quiz_folder(folder, bank, zone)
     _check_orders(bank)
     bank.errors.sort(key=BankError.sort_key)
     return bank
@@ -455,8 +596,9 @@ def load_bank(root: Path | str) -> Bank:
 
 def _check_orders(bank: Bank) -> None:
     """Two quizzes that both write the same ``order:`` would be listed in an arbitrary-looking
-    order (by folder name): each later one is an error at its ``order:`` line.  (Quizzes that
-    leave ``order`` out are ordered by folder name, as documented.)"""
+    order (by folder name): each later one is an error at its ``order:`` line.  A quiz that
+    leaves ``order`` out comes after the ordered ones (by opening time, then id): a warning says
+    so at the file's first line."""
     seen: dict[int, Quiz] = {}
     for quiz in sorted(bank.quizzes.values(), key=lambda q: q.id):
         try:
@@ -464,7 +606,11 @@ def _check_orders(bank: Bank) -> None:
         except BankError:
             continue
         mark = located.values.get("order")
-        if mark is None:
+        if mark is None or quiz.order is None:
+            bank.warnings.append(
+                f"{quiz.path}:1:1: no order: given; the quiz is listed after the quizzes that "
+                "have one (then by opening time, then by folder name). Add order: N to place it."
+            )
             continue
         if quiz.order in seen:
             bank.errors.append(

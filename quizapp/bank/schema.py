@@ -26,6 +26,17 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 #: every evaluation cheap).
 MAX_VARIABLE_DIM = 12
 MAX_VARIABLE_CELLS = 144
+#: Bounds on the sizes an author controls (each page view renders the prompt and every hint: 20,000
+#: hints cost 4.2 s of CPU per view).  The bundled bank's largest are a 628-character prompt, 3
+#: hints of at most 133 characters and 3 concepts.
+MAX_PROMPT_CHARS = 20_000
+MAX_HINTS = 10
+MAX_HINT_CHARS = 2_000
+MAX_CONCEPTS = 20
+MAX_LABELS = MAX_VARIABLE_DIM
+MAX_LABEL_CHARS = 100
+MAX_DESCRIPTION_CHARS = 20_000
+MAX_QUIZ_EXERCISES = 200
 
 
 class _Strict(BaseModel):
@@ -113,7 +124,11 @@ class VariableSpec(_Strict):
                     f"a dimension is a whole number or the name of an earlier variable, got {d!r}"
                 )
             if isinstance(d, int) and not 1 <= d <= MAX_VARIABLE_DIM:
-                raise ValueError(f"a dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d}")
+                what = "matrix" if self.matrix is not None else "vector"
+                raise ValueError(
+                    f"a {what} dimension must be from 1 to {MAX_VARIABLE_DIM}, got {d} (a matrix "
+                    f"has at most {MAX_VARIABLE_DIM} rows and columns, {MAX_VARIABLE_CELLS} cells)"
+                )
             if isinstance(d, str) and not NAME_RE.match(d):
                 raise ValueError(f"a dimension must be a number or a variable name, got {d!r}")
         if (
@@ -121,7 +136,10 @@ class VariableSpec(_Strict):
             and all(isinstance(d, int) for d in self.matrix)
             and self.matrix[0] * self.matrix[1] > MAX_VARIABLE_CELLS  # type: ignore[operator]
         ):
-            raise ValueError(f"a matrix may have at most {MAX_VARIABLE_CELLS} cells")
+            raise ValueError(
+                f"a matrix may have at most {MAX_VARIABLE_CELLS} cells, got "
+                f"{self.matrix[0]} x {self.matrix[1]}"  # type: ignore[index]
+            )
         if self.integers is not None:
             if len(self.integers) != 2:
                 raise ValueError("integers: give [lo, hi]")
@@ -145,7 +163,32 @@ class VariableSpec(_Strict):
             raise ValueError("decimals: only with uniform: [a, b]")
         if self.choice is not None and not self.choice:
             raise ValueError("choice: give at least one value")
+        if self.choice is not None and len(self.choice) > MAX_VARIABLE_CELLS:
+            raise ValueError(f"choice: give at most {MAX_VARIABLE_CELLS} values")
+        if self.choice is not None and any(abs(v) > 1e6 for v in self.choice):
+            raise ValueError("choice: values must be within ±1e6")
+        if self.value is not None:
+            _check_fixed_value(self.value)
         return self
+
+
+def _check_fixed_value(value: Any) -> None:
+    """``value:`` of a variable: a number, a list of numbers or a list of rows, at most
+    ``MAX_VARIABLE_DIM`` per dimension and ``MAX_VARIABLE_CELLS`` cells (a matrix like any other
+    variable's), each within ±1e6."""
+    rows = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        if len(value) > MAX_VARIABLE_DIM or any(len(r) > MAX_VARIABLE_DIM for r in value):
+            raise ValueError(
+                f"value: a matrix has at most {MAX_VARIABLE_DIM} rows and {MAX_VARIABLE_DIM} "
+                "columns"
+            )
+        rows = [c for r in value for c in r]
+    elif isinstance(value, list) and len(value) > MAX_VARIABLE_DIM:
+        raise ValueError(f"value: a vector has at most {MAX_VARIABLE_DIM} entries")
+    for cell in rows:
+        if isinstance(cell, (int, float)) and not isinstance(cell, bool) and abs(cell) > 1e6:
+            raise ValueError("value: numbers must be within ±1e6")
 
 
 class AnswerFormSpec(_Strict):
@@ -160,14 +203,82 @@ class AnswerFormSpec(_Strict):
     row_labels: list[str] | None = None
     col_labels: list[str] | None = None
 
+    @field_validator("row_labels", "col_labels")
+    @classmethod
+    def _short_labels(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) > MAX_LABELS:
+            raise ValueError(f"{len(v)} labels; a matrix has at most {MAX_LABELS} rows or columns")
+        if v is not None and any(len(label) > MAX_LABEL_CHARS for label in v):
+            raise ValueError(f"a label has at most {MAX_LABEL_CHARS} characters")
+        return v
+
+
+class PartSpec(_Strict):
+    """One part of a multi-part ``expression`` exercise (``parts:``, see docs/multi-part.md).
+
+    ``answer`` is an expression over the variables and the names of EARLIER parts (a part that
+    names one is graded with follow-through).  ``points`` is the part's share of the exercise's
+    points (parts that leave it out share what the others leave); ``tolerance``,
+    ``answer_form`` and ``hints`` as for a whole exercise (the exercise's tolerance by default);
+    ``follow_through_credit`` (0 to 1) overrides the exercise's; ``detectors`` names the mistakes
+    of a built-in kind to recognise, with expressions for that kind's inputs
+    (``{attention: {Q: Q, K: K, ask: weights}}``, see ``quizapp.bank.parts.DETECTOR_FAMILIES``).
+    """
+
+    name: str = Field(min_length=1, max_length=40)
+    prompt: str = ""
+    answer: str
+    answer_form: AnswerFormSpec | None = None
+    tolerance: ToleranceSpec | None = None
+    points: int | None = Field(default=None, ge=0, le=1000, strict=True)
+    hints: list[str] = Field(default_factory=list)
+    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
+    detectors: dict[str, dict[str, Any]] | None = None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v) or v.startswith("_"):
+            raise ValueError(
+                f"a part's name is a letter followed by letters, digits or _, got {v!r}"
+            )
+        return v
+
+    @field_validator("detectors")
+    @classmethod
+    def _detectors(cls, v: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+        if v is None:
+            return v
+        from quizapp.bank.parts import detector_spec_problem
+
+        problem = detector_spec_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
 
 class ExpressionSpec(KindParams):
-    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind)."""
+    """The ``expression`` kind's fields (top level in the YAML, ``params`` of the kind): one
+    ``answer``, or ``parts`` (each with its own answer; see :class:`PartSpec`)."""
 
     variables: dict[str, VariableSpec] = Field(default_factory=dict)
     require: list[str] = Field(default_factory=list)
-    answer: str
+    answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    parts: list[PartSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _answer_or_parts(self) -> ExpressionSpec:
+        if self.answer is not None and self.parts:
+            raise ValueError("give either answer: or parts:, not both")
+        if self.answer is None and not self.parts:
+            raise ValueError("kind expression needs an 'answer:' expression (or parts:)")
+        return self
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -199,6 +310,8 @@ class ExerciseSpec(_Strict):
     require: list[str] | None = None
     answer: str | None = None
     answer_form: AnswerFormSpec | None = None
+    parts: list[PartSpec] | None = None
+    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -210,34 +323,118 @@ class ExerciseSpec(_Strict):
     def _one_as_list(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
 
+    @field_validator("prompt")
+    @classmethod
+    def _short_prompt(cls, v: str) -> str:
+        if len(v) > MAX_PROMPT_CHARS:
+            raise ValueError(
+                f"the prompt has {len(v):,} characters; at most {MAX_PROMPT_CHARS:,} are allowed"
+            )
+        return v
+
+    @field_validator("concepts")
+    @classmethod
+    def _few_concepts(cls, v: list[str]) -> list[str]:
+        if len(v) > MAX_CONCEPTS:
+            raise ValueError(f"{len(v):,} concepts; an exercise names at most {MAX_CONCEPTS}")
+        return v
+
+    @field_validator("hints", mode="before")
+    @classmethod
+    def _few_hints(cls, v: Any) -> Any:
+        if isinstance(v, list) and len(v) > MAX_HINTS:
+            raise ValueError(f"{len(v):,} hints; an exercise has at most {MAX_HINTS}")
+        return v
+
+    @field_validator("hints")
+    @classmethod
+    def _short_hints(cls, v: list[str]) -> list[str]:
+        for i, hint in enumerate(v, start=1):
+            if len(hint) > MAX_HINT_CHARS:
+                raise ValueError(
+                    f"hint {i} has {len(hint):,} characters; a hint has at most {MAX_HINT_CHARS:,}"
+                )
+        return v
+
+    def follow_through_value(self) -> float:
+        """The share of a part's credit earned by follow-through (default 1.0: full credit)."""
+        return 1.0 if self.follow_through_credit is None else float(self.follow_through_credit)
+
     def tolerance_value(self) -> Tolerance:
         """The grading tolerance (default relabs rtol=1e-2, atol=1e-8, PrairieLearn's)."""
         return self.tolerance.to_tolerance() if self.tolerance else Tolerance()
 
 
+def _wall_time(v: Any) -> Any:
+    """A written time (``quizapp.coursetime.parse_wall_time``), kept as written: the course's
+    time zone turns it into an instant when the bank is loaded."""
+    from quizapp.coursetime import parse_wall_time
+
+    return None if v is None else parse_wall_time(v)
+
+
+class LatePeriodSpec(_Strict):
+    """One entry of ``late:``: answers graded before ``until`` (and after ``closes`` or the
+    previous period) earn their score times ``credit`` (0 to 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    until: Any
+    credit: float = Field(ge=0, le=1)
+
+    @field_validator("until", mode="before")
+    @classmethod
+    def _until(cls, v: Any) -> Any:
+        return _wall_time(v)
+
+
 class QuizSpec(_Strict):
-    """``quiz.yaml``: the quiz's title, description (Markdown), position among quizzes, optional
-    opening/closing datetimes (ISO 8601, e.g. ``2026-03-01 09:00``) and optional exercise order
-    (file stems; default: by file name)."""
+    """``quiz.yaml``: the quiz's title, description (Markdown), position among quizzes
+    (``order``; quizzes without one come after those with one, by opening time, then id),
+    optional opening/closing times (``2026-03-01 09:00``, wall-clock in the course's time zone;
+    a date alone closes at the end of that day), late periods (``late: [{until, credit}]``) and
+    optional exercise order (file stems; default: by file name)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     title: str = Field(min_length=1, max_length=200)
     description: str = ""
-    order: int = Field(default=0, strict=True)
-    opens: dt.datetime | None = None
-    closes: dt.datetime | None = None
+    order: int | None = Field(default=None, strict=True)
+    opens: Any = None
+    closes: Any = None
+    late: list[LatePeriodSpec] = Field(default_factory=list)
     exercises: list[str] | None = None
+
+    @field_validator("description")
+    @classmethod
+    def _short_description(cls, v: str) -> str:
+        if len(v) > MAX_DESCRIPTION_CHARS:
+            raise ValueError(
+                f"the description has {len(v):,} characters; at most "
+                f"{MAX_DESCRIPTION_CHARS:,} are allowed"
+            )
+        return v
+
+    @field_validator("exercises", mode="before")
+    @classmethod
+    def _few_exercises(cls, v: Any) -> Any:
+        if isinstance(v, list) and len(v) > MAX_QUIZ_EXERCISES:
+            raise ValueError(f"{len(v):,} exercises; a quiz has at most {MAX_QUIZ_EXERCISES}")
+        return v
 
     @field_validator("opens", "closes", mode="before")
     @classmethod
-    def _date_as_datetime(cls, v: Any) -> Any:
-        if isinstance(v, dt.date) and not isinstance(v, dt.datetime):
-            return dt.datetime(v.year, v.month, v.day)
-        return v
+    def _date_as_wall_time(cls, v: Any) -> Any:
+        return _wall_time(v)
 
-    def dates_in_order(self) -> bool:
-        """False when both dates are set and ``closes`` is not after ``opens`` (checked by the
-        loader, which reports it at the ``closes:`` line alongside any other problem)."""
-        return not (self.opens and self.closes and self.closes <= self.opens)
+    def schedule(self, zone: Any) -> tuple[Any, Any, list[tuple[Any, float]]]:
+        """``(opens, closes, [(until, credit), ...])`` as aware UTC instants in ``zone`` (a
+        ``ZoneInfo``): a date alone opens at the start of its day and closes (or ends a late
+        period) at its end."""
+        opens = self.opens.instant(zone, end_of_day=False) if self.opens else None
+        closes = self.closes.instant(zone, end_of_day=True) if self.closes else None
+        late = [(p.until.instant(zone, end_of_day=True), float(p.credit)) for p in self.late]
+        return opens, closes, late
 
 
 # --- error mapping ---------------------------------------------------------------------------
@@ -287,6 +484,18 @@ def _unwrap(t: Any) -> Any:
         if len(args) == 1:
             return args[0]
     return t
+
+
+def shown_value(value: Any) -> str:
+    """A YAML value as an author wrote it, for messages: dates and times in ISO form (YAML reads
+    ``2026-03-01`` as a date, which Python would show as ``datetime.date(2026, 3, 1)``), other
+    values as their repr."""
+    if isinstance(value, dt.datetime | dt.date):
+        return (
+            f"the date {value.isoformat(sep=' ') if isinstance(value, dt.datetime) else value}"
+            " (YAML reads it as a date; put it in quotes to keep it as text)"
+        )
+    return repr(value)
 
 
 def suggest(word: str, options: list[str] | Any) -> str | None:
@@ -353,8 +562,8 @@ def pydantic_errors(
             continue
         family = etype.split("_")[0]
         if etype.endswith(("_type", "_parsing")) and family in _TYPE_WORDS:
-            msg = f"expected {_TYPE_WORDS[family]}, got {err.get('input')!r}"
+            msg = f"expected {_TYPE_WORDS[family]}, got {shown_value(err.get('input'))}"
         elif "input" in err and not isinstance(err["input"], (dict, list)):
-            msg = f"{msg} (got {err['input']!r})"
+            msg = f"{msg} (got {shown_value(err['input'])})"
         out.append(BankError(file, mark.line, mark.column, f"{dotted}: {msg}"))
     return out

@@ -10,13 +10,18 @@ The encoding round-trips every value a kind produces, bit for bit and type for t
 
 - ``None``, ``bool``, ``int``, ``str``, finite ``float`` as themselves (Python's ``json`` writes a
   float as its shortest repr, which reads back to the same double);
-- non-finite floats as ``{"$f": "nan" | "inf" | "-inf"}`` (JSON, and PostgreSQL's ``json``,
-  have no NaN);
+- non-finite floats as ``{"$f": "nan" | "-nan" | "inf" | "-inf"}`` (JSON, and PostgreSQL's
+  ``json``, have no NaN); a NaN with another payload as ``{"$f": "nan", "bits": <16 hex digits>}``,
+  so even the sign and payload of a NaN survive;
 - ``list`` as a list, ``tuple`` as ``{"$t": [...]}``;
 - a ``dict`` whose keys are all strings not starting with ``$`` as an object, any other dict as
   ``{"$d": [[key, value], ...]}``;
 - a NumPy array as ``{"$a": dtype, "s": shape, "v": flat values}`` (dtypes ``bool``, integers,
   floats); a NumPy scalar as ``{"$s": dtype, "v": value}``.
+
+A multi-part variant adds ``parts`` (one object per :class:`~quizapp.bank.types.Part`, its
+fields encoded the same way); a variant without parts has no ``parts`` key, so the records
+stored before parts existed, and those of single-answer variants, are the same documents.
 
 Anything else (an object array, a function, a custom class) raises :class:`TypeError`: a kind
 that produces one must be fixed, not stored lossily.  Pure: no Flask, no database.
@@ -25,12 +30,13 @@ that produces one must be fixed, not stored lossily.  Pure: no Flask, no databas
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
-from quizapp.bank.types import AnswerForm, SolutionStep, Variant
+from quizapp.bank.types import AnswerForm, Part, SolutionStep, Variant
 from quizapp.grading.types import Tolerance
 
 #: Version of this document's layout (``record["format"]``); :func:`thaw` refuses others.
@@ -69,8 +75,27 @@ def encode(value: Any) -> Any:
 
 def _float_or_tag(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
-        return {"$f": "nan" if value != value else ("inf" if value > 0 else "-inf")}
+        if value == value:
+            return {"$f": "inf" if value > 0 else "-inf"}
+        bits = struct.pack(">d", value).hex()
+        if bits in _NAN_NAMES:
+            return {"$f": _NAN_NAMES[bits]}
+        return {"$f": "nan", "bits": bits}
     return value
+
+
+#: The two usual NaNs by name; any other NaN (another payload) keeps its bits as hex.
+_NAN_NAMES = {
+    struct.pack(">d", float("nan")).hex(): "nan",
+    struct.pack(">d", float("-nan")).hex(): "-nan",
+}
+
+
+def _tagged_float(tag: dict[str, Any]) -> float:
+    if "bits" in tag:
+        value: float = struct.unpack(">d", bytes.fromhex(str(tag["bits"])))[0]
+        return value
+    return float(tag["$f"])
 
 
 def decode(data: Any) -> Any:
@@ -80,18 +105,18 @@ def decode(data: Any) -> Any:
     if not isinstance(data, dict):
         return data
     if "$f" in data:
-        return float(data["$f"])
+        return _tagged_float(data)
     if "$t" in data:
         return tuple(decode(v) for v in data["$t"])
     if "$d" in data:
         return {_hashable(decode(k)): decode(v) for k, v in data["$d"]}
     if "$a" in data:
         dtype = np.dtype(data["$a"])
-        values = [float(v["$f"]) if isinstance(v, dict) else v for v in data["v"]]
+        values = [_tagged_float(v) if isinstance(v, dict) else v for v in data["v"]]
         return np.array(values, dtype=dtype).reshape(tuple(data["s"]))
     if "$s" in data:
         v = data["v"]
-        return np.dtype(data["$s"]).type(float(v["$f"]) if isinstance(v, dict) else v)
+        return np.dtype(data["$s"]).type(_tagged_float(v) if isinstance(v, dict) else v)
     return {k: decode(v) for k, v in data.items()}
 
 
@@ -105,12 +130,33 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
     return {f.name: encode(getattr(obj, f.name)) for f in fields(obj)}
 
 
+def _freeze_part(part: Part) -> dict[str, Any]:
+    return {
+        "name": part.name,
+        "prompt": part.prompt,
+        "expected": encode(part.expected),
+        "answer_form": _dataclass_dict(part.answer_form),
+        "solution": [_dataclass_dict(step) for step in part.solution],
+        "tolerance": None if part.tolerance is None else _dataclass_dict(part.tolerance),
+        "points": None if part.points is None else float(part.points),
+        "follow_through": part.follow_through,
+        "uses": list(part.uses),
+        "follow_through_credit": None
+        if part.follow_through_credit is None
+        else float(part.follow_through_credit),
+        "detectors": list(part.detectors),
+        "context": encode(part.context),
+        "hints": list(part.hints),
+    }
+
+
 def freeze(variant: Variant) -> dict[str, Any]:
-    """The JSON document of ``variant`` (every field of :class:`Variant`, ``format`` added).
+    """The JSON document of ``variant`` (every field of :class:`Variant`, ``format`` added;
+    ``parts`` only when it has parts).
 
     Raises ``TypeError`` if a value cannot be stored exactly (see the module docstring).
     """
-    return {
+    out = {
         "format": FORMAT,
         "exercise_id": variant.exercise_id,
         "seed": int(variant.seed),
@@ -126,6 +172,32 @@ def freeze(variant: Variant) -> dict[str, Any]:
         "detectors": list(variant.detectors),
         "hints": list(variant.hints),
     }
+    if variant.parts:
+        out["parts"] = [_freeze_part(p) for p in variant.parts]
+    return out
+
+
+def _thaw_part(data: dict[str, Any]) -> Part:
+    tol = data.get("tolerance")
+    return Part(
+        name=str(data["name"]),
+        prompt=str(data["prompt"]),
+        expected=decode(data["expected"]),
+        answer_form=_answer_form(data["answer_form"]),
+        solution=[
+            SolutionStep(**{k: decode(v) for k, v in step.items()}) for step in data["solution"]
+        ],
+        tolerance=None if tol is None else Tolerance(**{k: decode(v) for k, v in tol.items()}),
+        points=None if data.get("points") is None else float(data["points"]),
+        follow_through=data.get("follow_through"),
+        uses=tuple(str(u) for u in data.get("uses", [])),
+        follow_through_credit=None
+        if data.get("follow_through_credit") is None
+        else float(data["follow_through_credit"]),
+        detectors=tuple(data.get("detectors", [])),
+        context=decode(data.get("context", {})),
+        hints=[str(h) for h in data.get("hints", [])],
+    )
 
 
 def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:
@@ -172,6 +244,7 @@ def thaw(record: dict[str, Any]) -> Variant:
             context=decode(record["context"]),
             detectors=tuple(record["detectors"]),
             hints=[str(h) for h in record["hints"]],
+            parts=[_thaw_part(p) for p in record.get("parts", [])],
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed stored variant: {exc}") from exc

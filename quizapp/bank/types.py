@@ -23,6 +23,7 @@ AnswerType = Literal[
     "point_on_line",  # any point satisfying a linear equation (predicate, not a reference value)
     "choice",  # multiple choice: the answer is the index of one of ``choices``
     "index",  # an integer position ("which key wins for query 2?"), 1-based as shown to students
+    "parts",  # a multi-part exercise: each part (``Variant.parts``) has its own answer form
 ]
 
 
@@ -69,6 +70,44 @@ class SolutionStep:
 
 
 @dataclass
+class Part:
+    """One answer box of a multi-part exercise (see ``quizapp/bank/parts.py``).
+
+    - ``name``: the part's name (``S``), unique in its exercise; later parts' ``follow_through``
+      expressions refer to it.
+    - ``prompt``: Markdown with ``$...$`` LaTeX (placeholders rendered once the variant is drawn);
+      ``hints`` likewise.
+    - ``expected``, ``answer_form``, ``tolerance``, ``detectors``, ``context``: as for a whole
+      :class:`Variant` (the part is graded by the same answer-form dispatch).
+    - ``points``: the part's share of the exercise's points (the exercise's score is the
+      points-weighted mean of its parts' scores).
+    - ``follow_through``: an expression (``quizapp.bank.expression``) over ``Variant.values``
+      and the names of earlier parts giving this part's value from the student's own earlier
+      answers, or ``None`` when the part depends on none; ``uses``: those earlier part names.
+    - ``follow_through_credit``: the share of the part's credit an answer that matches only the
+      follow-through value earns (0 turns follow-through off).
+    - ``solution``: the worked steps of this part.
+
+    ``tolerance``, ``points`` and ``follow_through_credit`` may be ``None`` as a kind returns a
+    part; the loader fills them from the exercise (``Exercise.generate``).
+    """
+
+    name: str
+    prompt: str
+    expected: Any
+    answer_form: AnswerForm
+    solution: list[SolutionStep] = field(default_factory=list)
+    tolerance: Tolerance | None = None
+    points: float | None = None
+    follow_through: str | None = None
+    uses: tuple[str, ...] = ()
+    follow_through_credit: float | None = None
+    detectors: tuple[str, ...] = ()
+    context: dict[str, Any] = field(default_factory=dict)
+    hints: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Generated:
     """What a kind produces for one seed, before the prompt is rendered.
 
@@ -79,6 +118,8 @@ class Generated:
     - ``context``: data mistake detectors and predicate answer forms need (e.g. ``Q``, ``K``, ``V``,
       ``d``; the line's coefficients).
     - ``detectors``: codes of kind-specific mistake detectors to run on wrong answers.
+    - ``parts``: for a multi-part variant, its parts in order (then ``expected`` maps each part's
+      name to its expected value and ``answer_form`` has type ``parts``).
     """
 
     values: dict[str, Any]
@@ -87,11 +128,17 @@ class Generated:
     solution: list[SolutionStep]
     context: dict[str, Any] = field(default_factory=dict)
     detectors: tuple[str, ...] = ()
+    parts: list[Part] = field(default_factory=list)
 
 
 @dataclass
 class Variant:
-    """One concrete instance of an exercise, fixed by ``seed``.  ``generate(spec, seed)`` is pure."""
+    """One concrete instance of an exercise, fixed by ``seed``.  ``generate(spec, seed)`` is pure.
+
+    A multi-part variant has ``parts`` (each with its own answer form, expected value, tolerance,
+    points and detectors); its ``expected`` maps part names to their expected values and its
+    ``answer_form`` has type ``parts``.
+    """
 
     exercise_id: str
     seed: int
@@ -106,6 +153,7 @@ class Variant:
     context: dict[str, Any] = field(default_factory=dict)
     detectors: tuple[str, ...] = ()
     hints: list[str] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
 
 
 class KindParams(BaseModel):

@@ -29,7 +29,7 @@ from quizapp.bank.template import TemplateError, placeholder_line, placeholders,
 from quizapp.bank.types import Generated, Kind, KindParams
 from quizapp.bank.yamlio import BankError, Located, Mark
 
-EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form")
+EXPRESSION_FIELDS = ("variables", "require", "answer", "answer_form", "parts")
 #: Seeds every exercise must generate (and render) at validation time (and so at every load,
 #: which is why it is one seed; ``quizapp check`` samples many).
 VALIDATE_SEEDS = (0,)
@@ -108,6 +108,16 @@ def check_exercise(
                         exc, kind.Params, located, file, prefix=("params",), label="params"
                     )
                 )
+    if "follow_through_credit" in data and params is not None:
+        if not (getattr(params, "parts", None) or getattr(params, "steps", False)):
+            errors.append(
+                _at(
+                    file,
+                    located.keys["follow_through_credit"],
+                    "follow_through_credit: only for an exercise with parts (parts:, or "
+                    "params: {steps: true} for the attention kinds)",
+                )
+            )
     if isinstance(data.get("concepts"), list):
         errors.extend(_check_concepts(data["concepts"], located, file))
     # Seed 0 is generated once: the placeholder check and the generation check share it (the
@@ -120,7 +130,7 @@ def check_exercise(
         errors.extend(_check_generation(data, kind, params, located, file, memo=generated))
     if errors or spec is None or kind is None or params is None:
         return None, sorted(errors, key=BankError.sort_key)
-    return Checked(spec, kind, params), []
+    return Checked(part_points_total(spec), kind, params), []
 
 
 def _check_expression(
@@ -137,8 +147,27 @@ def _check_expression(
                 "kind expression takes variables/require/answer, not params",
             )
         )
-    if "answer" not in data:
+    if "answer" not in data and "parts" not in data:
         errors.append(_at(file, located.start, "kind expression needs an 'answer:' expression"))
+        ok = False
+    if "answer" in data and "parts" in data:
+        errors.append(
+            _at(
+                file,
+                located.keys["parts"],
+                "give either answer: or parts:, not both (answer: is at line "
+                f"{located.keys['answer'].line}; a multi-part exercise gives each part its answer)",
+            )
+        )
+        ok = False
+    if "parts" in data and "answer_form" in data:
+        errors.append(
+            _at(
+                file,
+                located.keys["answer_form"],
+                "answer_form: with parts:, give each part its own answer_form",
+            )
+        )
         ok = False
     raw_vars = data.get("variables")
     var_names = [n for n in raw_vars if isinstance(n, str)] if isinstance(raw_vars, dict) else []
@@ -190,8 +219,15 @@ def _check_expression(
                 else located.values["require"]
             )
             exprs.append(("require", text, mark))
-    for label, text, mark in exprs:
-        if isinstance(text, (int, float)) and not isinstance(text, bool) and label == "answer":
+    part_exprs, part_names = _part_expressions(data, located)
+    exprs += part_exprs
+    reads: dict[str, set[str]] = {}
+    for label, text, mark, *scope in exprs:
+        if (
+            isinstance(text, (int, float))
+            and not isinstance(text, bool)
+            and (label == "answer" or label.endswith("].answer"))
+        ):
             text = str(text)
         if not isinstance(text, str):
             continue  # a wrong type, reported by the schema
@@ -201,9 +237,11 @@ def _check_expression(
             errors.append(_at(file, mark, f"{label}: {exc.message} in {text!r}"))
             ok = False
             continue
+        reads[label] = set(compiled.names)
+        known = names | set(scope[0] if scope else ())
         if isinstance(raw_vars, dict) or raw_vars is None:
-            for u in sorted(compiled.names - names):
-                best = suggest(u, sorted(names | set(FUNCTIONS)))
+            for u in sorted(compiled.names - known):
+                best = suggest(u, sorted(known | set(FUNCTIONS)))
                 hint = (
                     f": did you mean {best!r}?"
                     if best
@@ -211,12 +249,151 @@ def _check_expression(
                 )
                 errors.append(_at(file, mark, f"{label}: unknown name {u!r}{hint}"))
                 ok = False
+    if part_names:
+        part_errors = _check_parts(data, located, file, part_names, reads, names)
+        errors.extend(part_errors)
+        ok = ok and not part_errors
     fields = {k: data[k] for k in EXPRESSION_FIELDS if k in data}
     try:
         spec = ExpressionSpec.model_validate(fields)
     except ValidationError:
         return None  # the same problems were reported by ExerciseSpec
     return spec if ok else None
+
+
+def _part_items(
+    data: dict[str, Any], located: Located
+) -> list[tuple[int, dict[str, Any], Located]]:
+    """The mappings of ``parts:`` with their positions (items that are not mappings are the
+    schema's to report)."""
+    raw = data.get("parts")
+    loc = located.children.get("parts")
+    if not isinstance(raw, list) or loc is None:
+        return []
+    return [
+        (i, item, loc.children.get(i) or Located(loc.values.get(i, loc.start)))
+        for i, item in enumerate(raw)
+        if isinstance(item, dict)
+    ]
+
+
+def _part_expressions(
+    data: dict[str, Any], located: Located
+) -> tuple[list[tuple[str, Any, Mark, list[str]]], list[tuple[int, str, Mark]]]:
+    """The expressions of ``parts:`` (each part's answer: it may name any part, the order is
+    checked by :func:`_check_parts`; its detectors' inputs: the earlier parts and itself are
+    not allowed) as (label, text, mark, part names in scope), and the parts' (index, name, mark
+    of the name)."""
+    from quizapp.bank.parts import detector_expressions
+
+    exprs: list[tuple[str, Any, Mark, list[str]]] = []
+    names: list[tuple[int, str, Mark]] = []
+    items = _part_items(data, located)
+    all_names = [str(item.get("name")) for _, item, _ in items if isinstance(item.get("name"), str)]
+    for i, item, here in items:
+        name = item.get("name")
+        if isinstance(name, str):
+            names.append((i, name, here.values.get("name", here.start)))
+        if "answer" in item:
+            mark = here.values.get("answer", here.start)
+            exprs.append((f"parts[{i + 1}].answer", item["answer"], mark, all_names))
+        detectors = item.get("detectors")
+        if isinstance(detectors, dict):
+            earlier = (
+                [n for _, n, _ in names[:-1]] if isinstance(name, str) else [n for _, n, _ in names]
+            )
+            mark = here.values.get("detectors", here.start)
+            for label, text in detector_expressions(detectors):
+                exprs.append((f"parts[{i + 1}].detectors.{label}", text, mark, earlier))
+    return exprs, names
+
+
+def _check_parts(
+    data: dict[str, Any],
+    located: Located,
+    file: str,
+    part_names: list[tuple[int, str, Mark]],
+    reads: dict[str, set[str]],
+    variables: set[str],
+) -> list[BankError]:
+    """The order of ``parts:`` (no name twice, none named like a variable, each part using only
+    earlier parts, no cycle) and their points (:func:`_check_part_points`), each problem at its
+    line."""
+    from quizapp.bank.parts import dependency_problems
+
+    items = {i: (item, here) for i, item, here in _part_items(data, located)}
+    indexes = [i for i, _, _ in part_names]
+    names = [n for _, n, _ in part_names]
+    answer_reads = [reads.get(f"parts[{i + 1}].answer", set()) for i in indexes]
+    first_line: dict[str, int] = {}
+    for _, name, mark in part_names:
+        first_line.setdefault(name, mark.line)
+    errors: list[BankError] = []
+    for k, message in dependency_problems(names, answer_reads, variables):
+        i = indexes[k]
+        _item, here = items[i]
+        if message.startswith("the part name"):  # about the name itself
+            mark = part_names[k][2]
+            message = message.replace(
+                "(parts must differ)", f"(first at line {first_line[names[k]]})"
+            )
+        else:
+            mark = here.values.get("answer", here.start)
+        errors.append(_at(file, mark, f"parts[{i + 1}]: {message}"))
+    errors.extend(_check_part_points(data, located, file))
+    return errors
+
+
+def _check_part_points(data: dict[str, Any], located: Located, file: str) -> list[BankError]:
+    """The parts' points against the exercise's: the given ones may not exceed it, and when
+    every part gives its points and the exercise writes ``points:`` too, they must agree."""
+    items = _part_items(data, located)
+    given = [item.get("points") for _, item, _ in items]
+    if not items or any(
+        p is not None and (isinstance(p, bool) or not isinstance(p, int)) for p in given
+    ):
+        return []  # wrong types are the schema's to report
+    total = data.get("points", 10)
+    if isinstance(total, bool) or not isinstance(total, int):
+        return []
+    fixed = sum(p for p in given if p is not None)
+    free = sum(1 for p in given if p is None)
+    mark = located.values.get("points") or located.keys.get("parts", located.start)
+    if free == 0:
+        if "points" in data and fixed != total:
+            return [
+                _at(
+                    file,
+                    mark,
+                    f"points: the exercise has {total} points but its parts' points sum to "
+                    f"{fixed}; make them agree, or leave points: out (it is then {fixed})",
+                )
+            ]
+        if fixed <= 0:
+            return [_at(file, located.keys["parts"], "parts: every part has 0 points")]
+        return []
+    if fixed >= total:
+        return [
+            _at(
+                file,
+                mark,
+                f"points: the parts that give their points have {fixed} of the exercise's "
+                f"{total}, which leaves nothing for the {free} part(s) without points:",
+            )
+        ]
+    return []
+
+
+def part_points_total(spec: ExerciseSpec) -> ExerciseSpec:
+    """``spec`` with its ``points`` set to the sum of its parts' points when every part gives
+    its points and the file does not write ``points:`` (the default 10 would not fit)."""
+    parts = spec.parts or []
+    if not parts or "points" in spec.model_fields_set:
+        return spec
+    given = [p.points for p in parts]
+    if any(p is None for p in given):
+        return spec
+    return spec.model_copy(update={"points": int(sum(given))})  # type: ignore[arg-type]
 
 
 def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[BankError]:
@@ -301,6 +478,16 @@ def field_mark(located: Located, field: tuple[Any, ...] | None) -> Mark:
     name)`` the variable's key, ``("require", i)`` the i-th constraint, ``("answer",)`` /
     ``("answer_form",)`` / ``("params",)`` that field (its value for a scalar, else its key);
     the ``kind:`` line when unknown."""
+    if field and len(field) > 2 and field[0] == "parts":
+        here = located
+        mark = located.keys.get("parts", located.start)
+        for step in field:
+            if step in here.values:
+                mark = here.values[step]
+            if step not in here.children:
+                return mark
+            here = here.children[step]
+        return mark
     if field:
         head = field[0]
         child = located.children.get(head)
@@ -329,6 +516,8 @@ def generation_error(
         what = f"kind {kind.name}"
     elif field[0] == "require" and len(field) > 1 and isinstance(field[1], int):
         what = f"require[{field[1] + 1}]"
+    elif field[0] == "parts" and len(field) > 1 and isinstance(field[1], int):
+        what = ".".join([f"parts[{field[1] + 1}]", *(str(f) for f in field[2:])])
     else:
         what = ".".join(str(f) for f in field)
     return _at(
@@ -354,6 +543,28 @@ def template_texts(
                 texts.append(
                     (f"hints[{i + 1}]", hint, hints_loc.values[i], hints_loc.styles.get(i))
                 )
+    for i, item, here in _part_items(data, located):
+        if isinstance(item.get("prompt"), str) and "prompt" in here.values:
+            texts.append(
+                (
+                    f"parts[{i + 1}].prompt",
+                    item["prompt"],
+                    here.values["prompt"],
+                    here.styles.get("prompt"),
+                )
+            )
+        part_hints = here.children.get("hints")
+        if isinstance(item.get("hints"), list) and part_hints is not None:
+            for j, hint in enumerate(item["hints"]):
+                if isinstance(hint, str):
+                    texts.append(
+                        (
+                            f"parts[{i + 1}].hints[{j + 1}]",
+                            hint,
+                            part_hints.values[j],
+                            part_hints.styles.get(j),
+                        )
+                    )
     return texts
 
 

@@ -162,16 +162,24 @@ class _Builder:
         self.file = file
         self.count = 0
         self.open: set[int] = set()  # collections being built (to find recursive aliases)
+        self.built: set[int] = set()  # collections built so far (a second visit is an alias)
+        self.aliased = False
 
     def error(self, node: Node, message: str) -> BankError:
         m = _mark(node)
         return BankError(self.file, m.line, m.column, message)
 
     def too_many(self, node: Node) -> BankError:
+        if self.aliased:
+            return self.error(
+                node,
+                f"the YAML expands to more than {MAX_NODES:,} values through anchors and aliases "
+                "(a 'billion laughs' file?); write the data out instead of nesting aliases",
+            )
         return self.error(
             node,
-            f"the YAML expands to more than {MAX_NODES} nodes through anchors and aliases "
-            "(a 'billion laughs' file?); write the data out instead of nesting aliases",
+            f"the file has more than {MAX_NODES:,} YAML values (keys and list items included); "
+            "an exercise file has far fewer: is a list much longer than meant?",
         )
 
     def build(self, node: Node) -> tuple[Any, Located | None]:
@@ -210,6 +218,9 @@ class _Builder:
                 "this anchor is used by an alias inside itself (a recursive alias such as "
                 "'&a [*a]'): exercise data must be a tree",
             )
+        if id(node) in self.built:
+            self.aliased = True
+        self.built.add(id(node))
         self.open.add(id(node))
         try:
             return self._build_collection(node)

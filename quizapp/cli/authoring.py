@@ -14,6 +14,7 @@ import click
 import numpy as np
 
 from quizapp.bank.answers import expected_answer_text
+from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
 from quizapp.bank.template import format_number
@@ -24,6 +25,16 @@ from quizapp.cli._group import main
 PROGRESS_THRESHOLD = 200
 
 
+def _zone() -> str:
+    """``QUIZAPP_TIMEZONE`` as the server reads it (the quizzes' times are read there); an
+    unknown zone is one line (``Error: configuration: ...``, exit 1)."""
+    import os
+
+    from quizapp.config import course_timezone
+
+    return course_timezone(os.environ.get("QUIZAPP_TIMEZONE"))
+
+
 def _load(path: Path) -> Bank:
     if path.is_file():
         bank = Bank()
@@ -32,7 +43,7 @@ def _load(path: Path) -> Bank:
         if exercise is not None:
             bank.exercises[exercise.id] = exercise
         return bank
-    return load_bank(path)
+    return load_bank(path, _zone())
 
 
 def _plural(n: int, word: str) -> str:
@@ -64,16 +75,27 @@ def _course_file_problems(path: Path, bank: Bank) -> list[str]:
 
 @main.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
-def validate(path: Path) -> None:
+@click.option("--seeds", "n_seeds", default=SAMPLE_SEEDS, show_default=True,
+              type=click.IntRange(0, 100_000),
+              help="Seeds (0..N-1) each exercise must work for, as quizapp sync asks.")  # fmt: skip
+def validate(path: Path, n_seeds: int) -> None:
     """Check every exercise and quiz file under PATH (default: exercises).
 
-    Prints each problem as file:line:column: message and exits 1 if there is any.
+    Each exercise must also work for the first --seeds seeds, as ``quizapp sync`` requires (its
+    variants generate, their answers are non-empty and finite, and each expected answer grades
+    correct).  Prints each problem as file:line:column: message and exits 1 if there is any.
     """
+    from quizapp.bank.check import sample_problems
+
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
     bank = _load(path)
     problems = [str(err) for err in bank.errors]
+    for exercise in sorted(bank.exercises.values(), key=lambda e: e.id):
+        problems += [str(p) for p in sample_problems(exercise, n_seeds)]
     problems += _course_file_problems(path, bank)
+    for warning in bank.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in problems:
         click.echo(problem)
     if problems:
@@ -118,7 +140,7 @@ def check(path: Path, n_seeds: int) -> None:
     bad = {f.exercise_id for f in failures}
     summary = (
         f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
-        f"{_plural(len(failures), 'failure')} in {_plural(len(bad), 'exercise')}"
+        f"{_plural(sum(f.count for f in failures), 'failure')} in {_plural(len(bad), 'exercise')}"
     )
     if bank.errors:
         summary += f", {_plural(len(bank.errors), 'file problem')}"
@@ -129,7 +151,7 @@ def check(path: Path, n_seeds: int) -> None:
 
 def _text_value(value: Any, indent: str = "    ") -> str:
     arr = np.asarray(value) if not isinstance(value, str) else None
-    if arr is None or arr.dtype.kind not in "biuf":
+    if arr is None or arr.dtype.kind not in "biuf" or arr.size == 0:
         return indent + str(value)
     if arr.ndim == 0:
         return indent + format_number(arr.item())
@@ -206,7 +228,11 @@ def _find(bank: Bank, exercise_id: str) -> Exercise:
 @click.option("--bank", "bank_path", default="exercises", show_default=True,
               type=click.Path(path_type=Path), help="The bank folder.")  # fmt: skip
 def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
-    """Show one variant of EXERCISE_ID (quiz/exercise): prompt, expected answer, worked solution."""
+    """Show one variant of EXERCISE_ID (quiz/exercise): prompt, expected answer, worked solution.
+
+    A variant that cannot be shown (it does not generate, or its answer cannot be written out)
+    is one line saying why, with exit status 1, never a traceback.
+    """
     quiz_folder = bank_path / exercise_id.split("/")[0]
     bank = load_bank(quiz_folder if (quiz_folder / "quiz.yaml").is_file() else bank_path)
     exercise = _find(bank, exercise_id)
@@ -216,6 +242,21 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
         v = exercise.generate(seed)
     except BankError as err:
         raise click.ClickException(str(err)) from None
+    except Exception as exc:  # a kind's bug: say which exercise and seed
+        raise click.ClickException(
+            f"{exercise.path}: seed {seed}: cannot generate a variant: {exc}"
+        ) from None
+    try:
+        _show(exercise, v, seed)
+    except Exception as exc:  # noqa: BLE001 - e.g. an expected answer with no text form
+        raise click.ClickException(
+            f"{exercise.path}: seed {seed}: the variant cannot be shown: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _show(exercise: Exercise, v: Any, seed: int) -> None:
+    """Print the variant ``v`` of ``exercise`` (``quizapp preview``)."""
     answer = expected_answer_text(v)
     out = click.echo
     out(
@@ -226,10 +267,14 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
     out(click.style("Prompt", underline=True))
     out(v.prompt.rstrip())
     out("")
-    out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
-    out(click.style("Expected answer", underline=True) + ":")
-    out(_expected_text(v))
-    out(f"    as typed: {_denoise(answer)}")
+    if v.parts:
+        _preview_parts(v, out)
+    else:
+        out(click.style("Answer form", underline=True) + ": " + _form_text(v.answer_form))
+        out(click.style("Expected answer", underline=True) + ":")
+        out(_expected_text(v))
+        if answer is not None:
+            out(f"    as typed: {_denoise(answer)}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
@@ -246,3 +291,30 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
         out(click.style("Hints", underline=True))
         for i, hint in enumerate(v.hints, start=1):
             out(f"  {i}. {hint}")
+
+
+def _preview_parts(v: Any, out: Any) -> None:
+    """The parts of a multi-part variant: prompt, form, points, tolerance, follow-through,
+    detectors and expected answer of each."""
+    from dataclasses import replace
+
+    for part in v.parts:
+        one = replace(v, expected=part.expected, answer_form=part.answer_form, parts=[])
+        out(click.style(f"Part {part.name}", underline=True) + f" ({part.points:g} points)")
+        if part.prompt:
+            out("  " + part.prompt.rstrip().replace("\n", "\n  "))
+        out("  answer form: " + _form_text(part.answer_form))
+        tol = part.tolerance.to_dict() if part.tolerance is not None else {}
+        out("  tolerance: " + ", ".join(f"{k}={v_}" for k, v_ in tol.items()))
+        if part.uses:
+            credit = 1.0 if part.follow_through_credit is None else part.follow_through_credit
+            out(
+                f"  follow-through: {part.follow_through} from your {', '.join(part.uses)} "
+                f"({credit:.0%} credit)"
+            )
+        if part.detectors:
+            out("  mistakes named: " + ", ".join(part.detectors))
+        out("  expected:")
+        out(_expected_text(one).replace("\n", "\n  ").replace("    ", "      ", 1))
+        out(f"    as typed: {_denoise(expected_answer_text(one))}")
+        out("")

@@ -6,9 +6,13 @@ Two forms (the contract in design.md):
   grades a literal answer against a literal expected value (both in the answer syntax of
   :mod:`quizapp.grading.parse`);
 - ``quizapp grade EXERCISE_ID --seed N --answer TEXT [--bank PATH]`` grades against the variant
-  ``seed`` of a bank exercise, with the exercise's own tolerance and detectors.
+  ``seed`` of a bank exercise, with the exercise's own tolerance and detectors; for a
+  multi-part exercise ``--part NAME=TEXT`` (repeated, some parts or all), or ``--answer`` with
+  every part on its own lines (``S = ...``).
 
-``--json`` prints exactly one JSON object ``{"status", "score", "message", "cells", "mistakes"}``.
+``--json`` prints exactly one JSON object ``{"status", "score", "message", "cells", "mistakes"}``
+(with ``"parts": {NAME: {"status", "score", "follow_through", "message", "cells",
+"mistakes"}}`` for a multi-part exercise).
 Exit status 0 whenever an answer was judged (``invalid`` included), 2 on bad usage.
 """
 
@@ -55,8 +59,27 @@ def _tolerance(
     return Tolerance("relabs", rtol=rtol, atol=atol)
 
 
-def _grade_exercise(exercise_id: str, seed: int, answer: str, bank_root: Path) -> Verdict:
-    """Grade against variant ``seed`` of a bank exercise, with its tolerance and detectors.
+def _parse_parts(values: tuple[str, ...]) -> dict[str, str]:
+    """``("S=1 2; 3 4", "W=...")`` -> ``{"S": "1 2; 3 4", "W": ...}``; usage error otherwise."""
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise click.BadParameter(
+                f"write NAME=ANSWER, e.g. S='[[1, 2], [3, 4]]' (got {item!r})", param_hint="--part"
+            )
+        if name in out:
+            raise click.BadParameter(f"part {name} is given twice", param_hint="--part")
+        out[name] = text
+    return out
+
+
+def _grade_exercise(
+    exercise_id: str, seed: int, answer: str | dict[str, str], bank_root: Path
+) -> Verdict:
+    """Grade against variant ``seed`` of a bank exercise, with its tolerance and detectors;
+    ``answer`` is one text, or ``{part name: text}`` for a multi-part exercise.
 
     Raises ``click.UsageError`` when the bank folder or the exercise does not exist, or the
     variant cannot be generated.
@@ -75,7 +98,25 @@ def _grade_exercise(exercise_id: str, seed: int, answer: str, bank_root: Path) -
         raise click.UsageError(
             f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
         ) from None
-    return grade_answer(variant, answer)
+    names = [p.name for p in variant.parts]
+    if isinstance(answer, dict):
+        if not names:
+            raise click.UsageError(
+                f"exercise {exercise_id!r} has one answer, not parts: use --answer"
+            )
+        unknown = [k for k in answer if k not in names]
+        if unknown:
+            raise click.UsageError(
+                f"exercise {exercise_id!r} has no part {', '.join(unknown)} (its parts: "
+                f"{', '.join(names)})"
+            )
+    try:
+        return grade_answer(variant, answer)
+    except Exception as exc:  # noqa: BLE001 - a grader bug on this variant: say so, exit 1
+        raise click.ClickException(
+            f"exercise {exercise_id!r} seed {seed}: the answer could not be graded "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _print_verdict(verdict: Verdict) -> None:
@@ -87,12 +128,24 @@ def _print_verdict(verdict: Verdict) -> None:
             click.echo("  " + " ".join("ok" if ok else " X" for ok in row))
     for mistake in verdict.mistakes:
         click.echo(f"mistake {mistake.code}: {mistake.message}")
+    for name, part in (verdict.parts or {}).items():
+        ft = ", follow-through" if part.follow_through else ""
+        click.echo(f"part {name}: {part.status} (score {part.score:.4g}{ft}): {part.message}")
+        for mistake in part.mistakes:
+            click.echo(f"  mistake {mistake.code}: {mistake.message}")
 
 
 @main.command("grade")
 @click.argument("exercise_id", required=False)
 @click.option("--expected", help="The expected value, e.g. '1/3' or '[[1, 2], [3, 4]]'.")
-@click.option("--answer", required=True, help="The answer as a student would type it.")
+@click.option("--answer", help="The answer as a student would type it.")
+@click.option(
+    "--part",
+    "parts",
+    multiple=True,
+    metavar="NAME=ANSWER",
+    help="With EXERCISE_ID of a multi-part exercise: one part's answer (repeat for more parts).",
+)
 @click.option("--rtol", type=float, help=f"Relative tolerance (default {DEFAULT_RTOL:g}).")
 @click.option("--atol", type=float, help=f"Absolute tolerance (default {DEFAULT_ATOL:g}).")
 @click.option("--sigfig", type=int, help="Accept agreement to N significant figures.")
@@ -116,7 +169,8 @@ def _print_verdict(verdict: Verdict) -> None:
 def grade_command(
     exercise_id: str | None,
     expected: str | None,
-    answer: str,
+    answer: str | None,
+    parts: tuple[str, ...],
     rtol: float | None,
     atol: float | None,
     sigfig: int | None,
@@ -134,8 +188,15 @@ def grade_command(
       quizapp grade --expected 1/3 --answer 0.333
       quizapp grade --expected '[[1,2],[3,4]]' --answer '[1 3; 2 4]' --json
       quizapp grade --expected 0.2689 --answer 0.27 --decdig 2
+      quizapp grade 05-attention/13-weights-step-by-step --seed 1 --part S='1 2 3; 4 5 6'
     """
     tolerance_given = any(v is not None for v in (rtol, atol, sigfig, decdig))
+    if answer is not None and parts:
+        raise click.UsageError("give either --answer or --part NAME=ANSWER, not both")
+    if answer is None and not parts:
+        raise click.UsageError(
+            "Missing option '--answer' (or --part NAME=ANSWER for a multi-part exercise)."
+        )
     if exercise_id is not None:
         if expected is not None:
             raise click.UsageError("give either EXERCISE_ID or --expected, not both")
@@ -143,8 +204,13 @@ def grade_command(
             raise click.UsageError("grading against an exercise needs --seed N")
         if tolerance_given:
             raise click.UsageError("an exercise sets its own tolerance; drop --rtol/--atol/...")
-        verdict = _grade_exercise(exercise_id, seed, answer, bank_root)
+        verdict = _grade_exercise(
+            exercise_id, seed, _parse_parts(parts) if parts else answer or "", bank_root
+        )
     else:
+        if parts:
+            raise click.UsageError("--part needs an EXERCISE_ID with parts (and --seed N)")
+        assert answer is not None
         if expected is None:
             raise click.UsageError("give --expected TEXT (or an EXERCISE_ID with --seed N)")
         if seed is not None:

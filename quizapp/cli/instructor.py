@@ -1,4 +1,5 @@
-"""Instructor commands: ``export-grades``, ``regrade``, ``import-roster``, ``export-roster``.
+"""Instructor commands: ``export-grades``, ``regrade``, ``import-roster``, ``export-roster``,
+``extend`` (a student's own closing time) and ``override`` (a student's points set by hand).
 
 Each builds the app with ``create_app()`` (configured from the environment, see
 ``quizapp.config``) and acts on its database; the logic is in ``quizapp.instructor``.
@@ -18,6 +19,13 @@ from quizapp.cli._group import app, main
 
 def _app() -> Any:
     return app()
+
+
+def _shown(value: Any, app: Any) -> str:
+    """An instant in the course zone (``QUIZAPP_TIMEZONE``) with its abbreviation."""
+    from quizapp import coursetime
+
+    return coursetime.show(value, coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"]))
 
 
 def _write(path: str, text: str) -> None:
@@ -146,7 +154,7 @@ def import_roster(file: str, base_url: str, days: int) -> None:
     click.echo(inst.write_csv(rows), nl=False)
     click.echo(
         f"{len(result.created)} accounts created, {len(result.skipped)} skipped (username exists); "
-        f"links expire on {result.expires_at:%Y-%m-%d %H:%M} UTC.",
+        f"links expire on {_shown(result.expires_at, app)}.",
         err=True,
     )
     for e, why in result.skipped:
@@ -163,3 +171,149 @@ def export_roster(output: str) -> None:
     app = _app()
     with app.app_context():
         _write(output, inst.roster_csv(db.session))
+
+
+def _schedule_text(schedule: Any) -> str:
+    """A student's late periods as text (``; late: until ... 50% credit, ...``), or ""."""
+    from quizapp import coursetime
+
+    late = schedule.late_periods
+    if not late:
+        return ""
+    return "; late periods: " + ", ".join(
+        f"until {coursetime.show_deadline(p.end, schedule.zone)} {p.credit:.0%} credit"
+        for p in late
+    )
+
+
+@main.command("extend")
+@click.argument("quiz_id")
+@click.argument("username", required=False)
+@click.option("--until", "until", default=None, help="The student's own closing time, in the "
+              "course zone (QUIZAPP_TIMEZONE): '2026-12-10 12:00'; a date alone is the end of "
+              "that day.")  # fmt: skip
+@click.option("--credit", default=None, help="Credit of answers after the quiz's closing time "
+              "and before --until (0 to 1; default 1).")  # fmt: skip
+@click.option("--reason", default="", help="Why (kept in the audit history).")
+@click.option("--roster", "roster", default=None, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Extend every student of this roster CSV (a 'username' column; optional "
+              "'until', 'credit', 'reason' columns override the options).")  # fmt: skip
+@click.option("--remove", is_flag=True, help="Remove the student's extension instead.")
+def extend(
+    quiz_id: str,
+    username: str | None,
+    until: str | None,
+    credit: str | None,
+    reason: str,
+    roster: str | None,
+    remove: bool,
+) -> None:
+    """Give USERNAME (or every student of --roster) their own closing time on QUIZ_ID.
+
+    Answers after the quiz's closing time and before --until are on time for them (at --credit);
+    the quiz's late periods follow --until.  Nothing changes when anything is refused."""
+    from quizapp import coursetime
+    from quizapp.models import db
+    from quizapp.services import ServiceError, deadlines
+
+    if (username is None) == (roster is None):
+        raise click.UsageError("give either USERNAME or --roster FILE")
+    if remove and roster is not None:
+        raise click.UsageError("--remove takes a USERNAME, not --roster")
+    if not remove and roster is None and until is None:
+        raise click.UsageError("--until is required (e.g. --until '2026-12-10 12:00')")
+    text = None
+    if roster is not None:
+        try:
+            raw = sys.stdin.buffer.read() if roster == "-" else Path(roster).read_bytes()
+            text = raw.decode("utf-8-sig")
+        except OSError as err:
+            raise click.ClickException(f"{roster}: {err.strerror}") from None
+        except UnicodeDecodeError:
+            raise click.ClickException(f"{roster}: not UTF-8 text") from None
+    app = _app()
+    with app.app_context():
+        try:
+            if remove:
+                assert username is not None
+                if deadlines.remove_extension(db.session, quiz_id, username, reason=reason):
+                    quiz = deadlines.live_quiz(db.session, quiz_id)
+                    zone = deadlines.quiz_zone(quiz)
+                    click.echo(
+                        f"Removed {username}'s extension of {quiz_id}: it closes for them on "
+                        f"{coursetime.show_deadline(quiz.closes_at, zone)} again."
+                    )
+                else:
+                    click.echo(f"{username} had no extension of {quiz_id}; nothing changed.")
+                return
+            if text is not None:
+                requests = deadlines.parse_extensions_csv(
+                    text, until=until, credit=credit, reason=reason
+                )
+                rows = deadlines.extend_roster(db.session, quiz_id, requests)
+            else:
+                assert username is not None
+                rows = [
+                    deadlines.set_extension(
+                        db.session, quiz_id, username, until, credit=credit, reason=reason
+                    )
+                ]
+        except deadlines.ExtensionsError as err:
+            for problem in err.problems:
+                click.echo(f"{roster}: {problem}", err=True)
+            raise click.ClickException("no extension was given (nothing changed)") from None
+        except ServiceError as err:
+            raise click.ClickException(err.message) from None
+        for row in rows:
+            schedule = deadlines.schedule_for(row.quiz, row)
+            click.echo(
+                f"{row.user.username} may answer {row.quiz_id} until "
+                f"{coursetime.show_deadline(row.until, schedule.zone)} "
+                f"at {row.credit:.0%} credit (the quiz closes "
+                f"{coursetime.show_deadline(schedule.closes, schedule.zone)})"
+                + _schedule_text(schedule)
+                + "."
+            )
+
+
+@main.command("override")
+@click.argument("exercise_id")
+@click.argument("username")
+@click.option("--points", default=None, help="The student's points on the exercise "
+              "(0 to the exercise's points).")  # fmt: skip
+@click.option("--reason", default="", help="Why (required; kept in the audit history).")
+@click.option("--remove", is_flag=True, help="Remove the override: points computed again.")
+def override(
+    exercise_id: str, username: str, points: str | None, reason: str, remove: bool
+) -> None:
+    """Set USERNAME's points on EXERCISE_ID by hand (wins over computed scores and regrades,
+    until removed)."""
+    from quizapp.instructor.gradebook import fmt_points
+    from quizapp.models import Exercise, db
+    from quizapp.services import ServiceError, deadlines
+
+    if not remove and points is None:
+        raise click.UsageError("--points is required (or --remove)")
+    app = _app()
+    with app.app_context():
+        try:
+            if remove:
+                if deadlines.remove_override(db.session, exercise_id, username, reason=reason):
+                    progress = deadlines.student_progress(db.session, exercise_id, username)
+                    click.echo(
+                        f"Removed the override of {username} on {exercise_id}: "
+                        f"{fmt_points(progress.best_points)} points, computed from the attempts."
+                    )
+                else:
+                    click.echo(f"{username} had no override on {exercise_id}; nothing changed.")
+                return
+            progress = deadlines.set_override(db.session, exercise_id, username, points, reason)
+        except ServiceError as err:
+            raise click.ClickException(err.message) from None
+        exercise = db.session.get(Exercise, exercise_id)
+        assert exercise is not None
+        click.echo(
+            f"{username}: {fmt_points(progress.best_points)} of {fmt_points(exercise.points)} "
+            f"points on {exercise_id} (override; computed from the attempts: "
+            f"{fmt_points(progress.best_score * exercise.points)}). Reason: {progress.override_reason}"
+        )

@@ -12,7 +12,9 @@ from typing import Any
 
 import click
 
+from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.cli._group import app, main
+from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
 
 def _app() -> Any:
@@ -25,66 +27,17 @@ def _upgrade(app: Any) -> None:
     upgrade_database(app)
 
 
-def _sync(app: Any, path: Path | None) -> Any:
+def _sync(app: Any, path: Path | None, seeds: int | None = None) -> Any:
     from quizapp import services
     from quizapp.models import db
 
     root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
     with app.app_context():
-        report = services.sync_folder(db.session, root)
+        report = services.sync_folder(db.session, root, app.config["QUIZAPP_TIMEZONE"], seeds=seeds)
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
     return report
-
-
-class _ReadTimeoutSocket:
-    """A client socket whose blocking mode has a timeout: every read (or write) waits at most
-    ``timeout`` seconds.  gunicorn's gthread worker puts accepted sockets in plain blocking mode,
-    so a client that sends a partial request (a ``Content-Length`` larger than the body, or a body
-    that never finishes: "slowloris") would hold a worker thread forever and, with a few such
-    connections, starve the server.  Everything but ``setblocking`` is forwarded to the socket."""
-
-    def __init__(self, sock: Any, timeout: float) -> None:
-        self._sock = sock
-        self._timeout = timeout
-
-    def setblocking(self, flag: bool) -> None:
-        if flag:
-            self._sock.settimeout(self._timeout)
-        else:
-            self._sock.setblocking(False)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
-_WORKER_CLASS: Any = None
-
-
-def read_timeout_worker() -> Any:
-    """gunicorn's ``gthread`` worker whose client sockets time out after half ``--timeout``.
-
-    A request whose headers or body stop arriving is dropped after that long (the thread is
-    freed and serves others); gunicorn's own ``timeout`` only restarts silent *workers*.
-    """
-    global _WORKER_CLASS
-    if _WORKER_CLASS is None:
-        from gunicorn.workers.gthread import ThreadWorker
-
-        class ReadTimeoutThreadWorker(ThreadWorker):  # type: ignore[misc]
-            def handle(self, conn: Any) -> Any:
-                if not isinstance(conn.sock, _ReadTimeoutSocket):
-                    # Half the worker timeout: when every thread is stuck on a stalled client,
-                    # gunicorn's main loop waits up to `timeout` for one to finish before it
-                    # reports alive; dropping the stalled client first keeps the worker (and the
-                    # requests it is serving) from being killed as silent.
-                    read_timeout = max(1.0, float(self.cfg.timeout) / 2)
-                    conn.sock = _ReadTimeoutSocket(conn.sock, read_timeout)
-                return super().handle(conn)
-
-        _WORKER_CLASS = ReadTimeoutThreadWorker
-    return _WORKER_CLASS
 
 
 class _GunicornApp:
@@ -127,15 +80,40 @@ class _GunicornApp:
     default=30,
     show_default=True,
     type=click.IntRange(1, 3600),
-    help="Seconds before a stuck worker is restarted; a client that stops sending its request "
-    "is dropped after half of it.",
+    help="Seconds before a worker that stopped answering is restarted.",
+)
+@click.option(
+    "--header-timeout",
+    default=HEADER_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(1, 600),
+    help="Seconds a client has to send a request's headers (from connecting); then 408.",
+)
+@click.option(
+    "--body-timeout",
+    default=BODY_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(1, 3600),
+    help="Seconds a client has to send a request's body (after its headers); then 408.",
 )
 @click.option("--dev", is_flag=True, help="Use Flask's development server (auto-reload off).")
 @click.option("--no-sync", is_flag=True, help="Do not sync the exercises folder on start.")
 def serve(
-    host: str, port: int, workers: int, threads: int, timeout: int, dev: bool, no_sync: bool
+    host: str,
+    port: int,
+    workers: int,
+    threads: int,
+    timeout: int,
+    header_timeout: float,
+    body_timeout: float,
+    dev: bool,
+    no_sync: bool,
 ) -> None:
     """Upgrade the database, sync the exercises, and serve the app (gunicorn).
+
+    Each request is read whole by the worker before a thread serves it, so slow clients cost
+    memory, not threads; one that misses --header-timeout or --body-timeout is answered 408 and
+    dropped.  In production, serve behind a buffering reverse proxy as well (docs/deploying.md).
 
     Then open http://HOST:PORT/ and register, or create an instructor with
     ``quizapp create-user NAME --role instructor``.
@@ -149,28 +127,63 @@ def serve(
     with app.app_context():
         db.engine.dispose()  # no pooled connection may cross the fork into the workers
     click.echo(f"quizapp is serving on http://{host}:{port}/ (Ctrl+C to stop)")
+    click.echo(time_zone_line(app.config["QUIZAPP_TIMEZONE"]))
     if dev:
         app.run(host=host, port=port, debug=False, use_reloader=False)
         return
     warning = rate_limit_warning(app.config, workers)
     if warning:
         click.echo(warning, err=True)
-    _GunicornApp(app, gunicorn_options(host, port, workers, threads, timeout)).run()
+    options = gunicorn_options(
+        host,
+        port,
+        workers,
+        threads,
+        timeout,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_body=int(app.config.get("MAX_CONTENT_LENGTH") or 256 * 1024),
+    )
+    _GunicornApp(app, options).run()
+
+
+def time_zone_line(zone_name: str) -> str:
+    """What ``quizapp serve`` says about the course time zone: its name, its current offset and
+    abbreviation, and how to change it."""
+    from quizapp import coursetime
+
+    now = coursetime.local(coursetime.utcnow_aware(), coursetime.parse_zone(zone_name))
+    offset = now.strftime("%z")
+    return (
+        f"Course time zone: {zone_name} (now {now.strftime('%Y-%m-%d %H:%M')} "
+        f"{now.tzname()}, UTC{offset[:3]}:{offset[3:]}); quiz.yaml times are read there "
+        "(set QUIZAPP_TIMEZONE to change it)."
+    )
 
 
 def gunicorn_options(
-    host: str, port: int, workers: int, threads: int, timeout: int
+    host: str,
+    port: int,
+    workers: int,
+    threads: int,
+    timeout: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
+    max_body: int = 256 * 1024,
 ) -> dict[str, Any]:
     """gunicorn settings for ``quizapp serve`` (names as in gunicorn's settings documentation).
 
-    gunicorn's control socket (default ``~/.gunicorn/gunicorn.ctl``) is
-    disabled: every server on the machine would otherwise fight over that one path, and
-    ``quizapp serve`` does not use it.
+    The worker is :func:`quizapp.cli.buffering.buffering_worker`: gthread, with each request read
+    whole (headers within ``header_timeout`` seconds, the body within ``body_timeout`` after them,
+    at most ``max_body`` bytes) before a thread serves it.  gunicorn's control socket (default
+    ``~/.gunicorn/gunicorn.ctl``) is disabled: every server on the machine would otherwise fight
+    over that one path, and ``quizapp serve`` does not use it.
     """
     return {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": read_timeout_worker(),
+        "worker_class": buffering_worker(header_timeout, body_timeout, max_body),
         "threads": threads,
         "timeout": timeout,
         "graceful_timeout": 20,
@@ -207,15 +220,25 @@ def rate_limit_warning(config: Any, workers: int) -> str | None:
 
 @main.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-def sync(path: Path | None) -> None:
+@click.option(
+    "--seeds",
+    default=SAMPLE_SEEDS,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Seeds (0..N-1) sampled per new exercise version; one that fails is not synced.",
+)
+def sync(path: Path | None, seeds: int) -> None:
     """Sync the exercise bank (default: the exercises folder) into the database.
 
     New exercises are added, changed ones get a new version, removed ones are archived.  A file
-    with errors keeps its previous version live; errors are printed and the exit status is 1.
+    with errors, or a new version that fails for any of the sampled seeds (it does not generate,
+    its answer is empty or not finite, or its expected answer does not grade correct), keeps its
+    previous version live (a new exercise is not added); errors are printed with the file and
+    line, and the exit status is 1.
     """
     app = _app()
     _upgrade(app)
-    report = _sync(app, path)
+    report = _sync(app, path, seeds)
     if report.errors:
         sys.exit(1)
 
@@ -251,17 +274,49 @@ def create_user(
         click.echo(f"Created {user.role} {user.username!r} (id {user.id}).")
 
 
+@main.command("set-password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+def set_password(name: str, password_stdin: bool) -> None:
+    """Set the password of user NAME (student or instructor) and sign them out everywhere.
+
+    Every session, remember-me cookie and API token of the account ends.  For instructors this
+    is the way to reset a password (reset links are for students only).
+    """
+    from quizapp import services
+    from quizapp.models import db
+
+    app = _app()
+    _upgrade(app)
+    with app.app_context():
+        user = services.find_user(db.session, name)
+        if user is None:
+            raise click.ClickException(f"There is no user {name!r}.")
+        if password_stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
+        try:
+            user = services.set_password(db.session, user.id, password)
+        except services.ServiceError as err:
+            raise click.ClickException(err.message) from None
+        click.echo(
+            f"Password of {user.role} {user.username!r} set; their sessions and API tokens ended."
+        )
+
+
 def _db_group() -> click.Group:
     """``quizapp db``: Flask-Migrate's ``db`` group (its ``--directory``/``--x-arg`` options and
-    its callback, which builds the app and keeps them in ``g``), with ``upgrade`` ours."""
+    its callback, which builds the app and keeps them in ``g``), with ``upgrade`` and
+    ``downgrade`` ours."""
     from flask_migrate.cli import db as migrate_db
 
     return click.Group(
         "db",
         callback=migrate_db.callback,
         params=list(migrate_db.params),
-        help="Database maintenance: upgrade, and Flask-Migrate's commands for maintainers "
-        "(migrate, current, heads, history, downgrade, ...: the same as "
+        help="Database maintenance: upgrade, downgrade, and Flask-Migrate's commands for maintainers "
+        "(migrate, current, heads, history, ...: the same as "
         "flask --app quizapp.web:create_app db ...).",
     )
 
@@ -270,28 +325,101 @@ db = _db_group()
 main.add_command(db)
 
 
+def _where(app: Any) -> str:
+    return str(app.config["SQLALCHEMY_DATABASE_URI"]).split("@")[-1]
+
+
+def _revision_name(revision: str | None) -> str:
+    return revision or "base (no tables)"
+
+
 @db.command()
 @click.option("--revision", default="head", show_default=True)
 def upgrade(revision: str) -> None:
-    """Upgrade the database schema to REVISION with the Alembic migrations."""
-    from quizapp.web.database import upgrade_database
+    """Upgrade the database schema to REVISION with the Alembic migrations.
+
+    Says what changed: from which revision to which, or that the database is there already.  A
+    REVISION older than the database's is refused (that is ``quizapp db downgrade``).
+    """
+    from quizapp.web import database
 
     app = _app()
-    upgrade_database(app, revision)
-    click.echo(f"Database at {app.config['SQLALCHEMY_DATABASE_URI'].split('@')[-1]} is up to date.")
+    try:
+        target = database.resolve_revision(revision)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+    before = database.database_revision(app)
+    if before is not None and target != before and not database.revisions_between(before, target):
+        raise click.ClickException(
+            f"Database at {_where(app)} is at revision {before}, which is newer than {revision}: "
+            f"nothing was done (to go back, run 'quizapp db downgrade {revision}')."
+        )
+    database.upgrade_database(app, revision)
+    after = database.database_revision(app)
+    if after == before:
+        click.echo(f"Database at {_where(app)} is already at revision {after}: nothing to do.")
+    else:
+        click.echo(
+            f"Database at {_where(app)} upgraded from {_revision_name(before)} to revision {after}."
+        )
+
+
+@db.command()
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def downgrade(revision: str, yes: bool) -> None:
+    """Downgrade the database schema to REVISION (a revision id, or ``base`` for none).
+
+    Every migration after REVISION is undone: the tables and columns they created are dropped
+    WITH THEIR DATA.  Lists them and asks for confirmation (unless --yes); back up the database
+    first.  Use it to go back to an older quizapp release.
+    """
+    from quizapp.web import database
+
+    app = _app()
+    try:
+        target = database.resolve_revision(revision)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+    before = database.database_revision(app)
+    undo = database.revisions_between(target, before)
+    if not undo:
+        if before == target:
+            click.echo(
+                f"Database at {_where(app)} is at revision {_revision_name(before)}: nothing to do."
+            )
+            return
+        raise click.ClickException(
+            f"Database at {_where(app)} is at revision {_revision_name(before)}, which is not "
+            f"newer than {revision}: nothing was done (that is 'quizapp db upgrade')."
+        )
+    click.echo(
+        f"Database at {_where(app)}: revision {before} -> {_revision_name(target)}; undoing "
+        f"{', '.join(undo)}."
+    )
+    if not yes:
+        click.confirm(
+            "The tables and columns these revisions created are dropped, with their data. "
+            "Continue?",
+            abort=True,
+        )
+    database.downgrade_database(app, revision)
+    click.echo(
+        f"Database at {_where(app)} downgraded to {_revision_name(database.database_revision(app))}."
+    )
 
 
 def _attach_flask_commands() -> None:
     """Flask's ``shell`` and ``routes``, and Flask-Migrate's ``db`` commands (except ``init``,
-    which would start a second migration history, and ``upgrade``, which is ours: it prints
-    where the database is)."""
+    which would start a second migration history, and ``upgrade`` and ``downgrade``, which are
+    ours: they say which revisions change, and ``downgrade`` asks before dropping data)."""
     from flask.cli import routes_command, shell_command
     from flask_migrate.cli import db as migrate_db
 
     main.add_command(shell_command)
     main.add_command(routes_command)
     for name, command in migrate_db.commands.items():
-        if name not in ("init", "upgrade", "list-templates"):
+        if name not in ("init", "upgrade", "downgrade", "list-templates"):
             db.add_command(command, name)
 
 

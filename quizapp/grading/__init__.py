@@ -1,6 +1,7 @@
 """The grading engine: parse what students type, compare with tolerance, mark cells, name mistakes.
 
-Pure (no Flask, no database).  Entry point :func:`grade`; the pieces are public for the bank's
+Pure (no Flask, no database).  Entry point :func:`grade` (and :func:`read_answer`, its reading step alone, for answer
+previews); the pieces are public for the bank's
 kinds and the web layer:
 
 - :mod:`quizapp.grading.parse`: :func:`parse_number`, :func:`parse_answer`, :class:`InvalidAnswer`
@@ -13,7 +14,7 @@ kinds and the web layer:
 from __future__ import annotations
 
 from quizapp.grading.compare import cells_close, check_tolerance, tolerance_bound
-from quizapp.grading.engine import align_shape, describe_shape, grade
+from quizapp.grading.engine import align_shape, describe_shape, grade, read_answer
 from quizapp.grading.mistakes import GENERIC, register_detector, registered_detectors
 from quizapp.grading.parse import InvalidAnswer, parse_answer, parse_number
 from quizapp.grading.types import (
@@ -43,6 +44,7 @@ __all__ = [
     "grade",
     "parse_answer",
     "parse_number",
+    "read_answer",
     "register_detector",
     "registered_detectors",
     "tolerance_bound",

@@ -44,8 +44,6 @@ DIGITS_FACTOR = 0.51
 def check_tolerance(tolerance: Tolerance) -> None:
     """Raise ``ValueError`` unless ``tolerance`` is usable (finite non-negative rtol/atol for
     ``relabs``; an integer ``digits`` >= 1 for ``sigfig``, in [-15, 15] for ``decdig``)."""
-    if _plain_relabs(tolerance):  # the common case, decided in a few comparisons
-        return
     if tolerance.mode == "relabs":
         for name in ("rtol", "atol"):
             v = getattr(tolerance, name)
@@ -61,20 +59,6 @@ def check_tolerance(tolerance: Tolerance) -> None:
             raise ValueError("tolerance decdig must be between -15 and 15")
     else:
         raise ValueError(f"unknown tolerance mode {tolerance.mode!r}")
-
-
-def _plain_relabs(tolerance: Tolerance) -> bool:
-    """``relabs`` with ``rtol`` and ``atol`` both Python floats, finite and >= 0: a valid
-    tolerance that :func:`cells_close` may apply in plain Python arithmetic, with the same IEEE
-    double operations NumPy performs (so the same result bit for bit)."""
-    r, a = tolerance.rtol, tolerance.atol
-    return (
-        tolerance.mode == "relabs"
-        and type(r) is float
-        and type(a) is float
-        and 0.0 <= r < math.inf
-        and 0.0 <= a < math.inf
-    )
 
 
 def tolerance_bound(expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
@@ -99,13 +83,6 @@ def tolerance_bound(expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     return DIGITS_FACTOR * np.power(10.0, -n)
 
 
-#: Largest answer (in cells) that :func:`cells_close` compares in plain Python floats: below this
-#: size NumPy's per-call overhead (about ten ufunc calls and an ``errstate``) costs more than a
-#: loop over the cells.  (Issue 7, figure 1: a 4x4 answer.)
-SMALL_CELLS = 64
-_SLACK = SLACK_ULPS * _EPS
-
-
 def cells_close(answer: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     """Elementwise: is each answer cell within ``tolerance`` of the expected cell?
 
@@ -115,34 +92,9 @@ def cells_close(answer: np.ndarray, expected: np.ndarray, tolerance: Tolerance) 
     """
     a = np.asarray(answer, dtype=float)
     e = np.asarray(expected, dtype=float)
-    if a.shape == e.shape and a.size <= SMALL_CELLS and _plain_relabs(tolerance):
-        flags = close_list(a.ravel().tolist(), e.ravel().tolist(), tolerance.rtol, tolerance.atol)
-        return np.array(flags, dtype=bool).reshape(a.shape)
     bound = tolerance_bound(e, tolerance)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(a - e)
         scale = np.maximum(np.maximum(np.abs(a), np.abs(e)), bound)
         ok = diff <= bound + SLACK_ULPS * _EPS * scale
     return np.asarray(ok & np.isfinite(a), dtype=bool)
-
-
-def close_list(answer: list[float], expected: list[float], rtol: float, atol: float) -> list[bool]:
-    """:func:`cells_close` for ``relabs`` on flat lists of Python floats (same length).
-
-    The same IEEE double operations as the NumPy path, in the same order (``atol + rtol * |e|``,
-    then ``bound + (4 * eps) * max(|a|, |e|, bound)``), so the same result bit for bit
-    (``tests/test_perf_grading.py`` checks it with hypothesis).  A non-finite answer cell is never
-    close; ``rtol`` and ``atol`` must be finite and >= 0 (:func:`check_tolerance`).
-    """
-    out = []
-    for a, e in zip(answer, expected, strict=True):
-        if a - a != 0.0:  # NaN or infinity (a blank, or an overflow in a detector)
-            out.append(False)
-            continue
-        aa, ae = abs(a), abs(e)
-        bound = atol + rtol * ae
-        scale = aa if aa > ae else ae
-        if bound > scale:
-            scale = bound
-        out.append(abs(a - e) <= bound + _SLACK * scale)
-    return out

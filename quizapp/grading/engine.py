@@ -8,13 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from quizapp.grading.compare import (
-    SMALL_CELLS,
-    _plain_relabs,
-    cells_close,
-    check_tolerance,
-    close_list,
-)
+from quizapp.grading.compare import cells_close, check_tolerance
 from quizapp.grading.mistakes import run_detectors
 from quizapp.grading.parse import (
     MAX_CELL_CHARS,
@@ -79,6 +73,51 @@ def _plain(arr: np.ndarray) -> Any:
 _UNBRACKETED_SCALAR = re.compile(r"[^\[\]\n;\t]*\Z")
 
 
+def read_answer(
+    answer: str | Sequence[Sequence[str]],
+    shape: tuple[int, ...],
+    *,
+    mask: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Read ``answer`` exactly as :func:`grade` does for an expected value of ``shape``, without
+    comparing it with anything: ``(answer as parsed, answer aligned to shape or None)``.
+
+    - ``shape``: the expected value's shape (``()`` for one number): for ``()``, text without
+      brackets, newlines, ``;`` or tabs is read as one number (:func:`parse_number`, so ``1,5``
+      is a decimal-comma error); anything else goes through :func:`parse_answer`.
+    - ``mask``: bool array of ``shape``, True = graded cell; blank cells elsewhere are allowed
+      (NaN in the result), a blank graded cell is an error.
+    - The aligned array is :func:`align_shape`'s (None: the answer has another shape, which
+      :func:`grade` marks incorrect; it is still a readable answer).
+
+    Raises :class:`InvalidAnswer` (message for the student, the cell where it can) for anything
+    :func:`grade` calls invalid: unreadable text, a blank cell, nesting too deep.
+    """
+    graded = None if mask is None else np.asarray(mask, dtype=bool)
+    allow_blank = graded is not None and not graded.all()
+    try:
+        if (
+            len(shape) == 0
+            and isinstance(answer, str)
+            and _UNBRACKETED_SCALAR.match(answer.strip())
+            and not _is_list(answer)
+        ):
+            ans = np.asarray(parse_number(answer), dtype=float)
+        else:
+            ans = parse_answer(answer, allow_blank=allow_blank)
+    except RecursionError:  # defence in depth: the parser bounds nesting well below this
+        raise InvalidAnswer("The answer is nested too deeply.") from None
+    aligned = align_shape(ans, shape)
+    if aligned is None:
+        if np.isnan(ans).any():
+            raise _blank_error(ans, np.ones(ans.shape, dtype=bool))
+        return ans, None
+    # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
+    if allow_blank and graded is not None and (np.isnan(aligned) & graded).any():
+        raise _blank_error(aligned, graded)
+    return ans, aligned
+
+
 def grade(
     expected: Any,
     answer: str | Sequence[Sequence[str]],
@@ -129,25 +168,12 @@ def grade(
     allow_blank = graded is not None and not graded.all()
 
     try:
-        if (
-            exp.ndim == 0
-            and isinstance(answer, str)
-            and _UNBRACKETED_SCALAR.match(answer.strip())
-            and not _is_list(answer)
-        ):
-            ans = np.asarray(parse_number(answer), dtype=float)
-        else:
-            ans = parse_answer(answer, allow_blank=allow_blank)
+        ans, aligned = read_answer(answer, exp.shape, mask=graded)
     except InvalidAnswer as exc:
         cell = (exc.row, exc.column) if exc.column is not None or exc.row is not None else None
         return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
-    except RecursionError:  # defence in depth: the parser bounds nesting well below this
-        return Verdict("invalid", 0.0, "The answer is nested too deeply.")
 
-    aligned = align_shape(ans, exp.shape)
     if aligned is None:
-        if np.isnan(ans).any():
-            return _blank_verdict(ans, np.ones(ans.shape, dtype=bool))
         message = (
             f"Your answer is {describe_shape(ans.shape)}, but {describe_shape(exp.shape)} is "
             "asked for."
@@ -157,17 +183,8 @@ def grade(
         mistakes = run_detectors(ans, exp, _detector_context(context, tolerance, graded), detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
 
-    # Only a masked answer may hold blanks (NaN): parse_answer refuses them otherwise.
-    if allow_blank and (np.isnan(aligned) & graded).any():
-        return _blank_verdict(aligned, graded)
-
     values = aligned.ravel().tolist()
-    if exp.size <= SMALL_CELLS and _plain_relabs(tolerance):
-        # Small answers (the usual case) are compared in Python floats, the same IEEE operations
-        # as cells_close's NumPy path without its per-call overhead (compare.close_list).
-        close = close_list(values, exp.ravel().tolist(), tolerance.rtol, tolerance.atol)
-    else:
-        close = cells_close(aligned, exp, tolerance).ravel().tolist()
+    close = cells_close(aligned, exp, tolerance).ravel().tolist()
     total = exp.size
     if graded is not None:
         flags = graded.ravel().tolist()
@@ -278,13 +295,13 @@ def _number(x: float, expected: float) -> str:
     return short
 
 
-def _blank_verdict(arr: np.ndarray, graded: np.ndarray) -> Verdict:
-    """The invalid verdict for the first blank graded cell of ``arr`` (NaN marks a blank)."""
+def _blank_error(arr: np.ndarray, graded: np.ndarray) -> InvalidAnswer:
+    """The error for the first blank graded cell of ``arr`` (NaN marks a blank), naming it."""
     idx = tuple(int(i) for i in np.argwhere(np.isnan(arr) & graded)[0])
     if len(idx) == 2:
         r, c = idx[0] + 1, idx[1] + 1
-        return Verdict("invalid", 0.0, f"Row {r}, column {c} is empty.", invalid_cell=(r, c))
+        return InvalidAnswer(f"Row {r}, column {c} is empty.", r, c)
     if len(idx) == 1:
         c = idx[0] + 1
-        return Verdict("invalid", 0.0, f"Entry {c} is empty.", invalid_cell=(None, c))
-    return Verdict("invalid", 0.0, "The answer is empty.")
+        return InvalidAnswer(f"Entry {c} is empty.", None, c)
+    return InvalidAnswer("The answer is empty.")

@@ -45,6 +45,8 @@ Vectors and matrices (:func:`parse_answer`):
   :mod:`quizapp.grading.latex`.  Text with lone surrogates (invalid UTF-8) is invalid.
 - a transpose mark after a bracketed vector or matrix transposes it, as in MATLAB and textbooks:
   ``[1 2]'``, ``[1, 2]^T``, ``[[1, 2], [3, 4]]ᵀ``, ``.T``; ``[1 2]'`` is the column ``[1; 2]``.
+- NumPy's printed arrays, ``array([[1., 2.],\n       [3., 4.]])`` (also ``np.array(...)``, with
+  an optional ``dtype=...``), read as the list inside them;
 - a trailing comma is allowed inside brackets (``[[1, 2], [3, 4],]``, ``[1, 2,]``), and Markdown
   code fences (```` ``` ```` lines) or backticks around the answer are dropped.
 - ``( )`` and ``{ }`` around a comma-separated list are brackets: ``(2, 5)`` and ``{2, 5}`` read
@@ -370,7 +372,10 @@ class _Parser:
         return self.tokens[self.i]
 
     def fail(self, what: str) -> InvalidAnswer:
-        return InvalidAnswer(f"{what} (in {_show(self.shown)}).")
+        shown = _show(self.shown)
+        if shown in what:  # "Unknown name 'x'" for the answer "x": say it once
+            return InvalidAnswer(f"{what}.")
+        return InvalidAnswer(f"{what} (in {shown}).")
 
     def parse(self) -> float:
         if self.tok.kind == "END":
@@ -785,6 +790,19 @@ def _strip_markdown(text: str) -> str:
     return m[2].strip() if m else text
 
 
+_NUMPY_ARRAY = re.compile(
+    r"(?:np\.|numpy\.)?array\(\s*(\[.*\])\s*(?:,\s*dtype\s*=\s*[A-Za-z0-9_.'\"]+\s*)?\)\s*",
+    re.S,
+)
+
+
+def _numpy_array(text: str) -> str:
+    """``array([[1., 2.], [3., 4.]])`` (NumPy's repr, also ``np.array(...)`` with an optional
+    ``dtype=``) -> the list inside; any other text unchanged."""
+    m = _NUMPY_ARRAY.fullmatch(text.strip())
+    return m[1] if m else text
+
+
 def _closing(text: str) -> int:
     """Index of the bracket closing ``text[0]`` (any of ``( { ) }`` counted), or -1."""
     depth = 0
@@ -915,6 +933,8 @@ def split_cells(text: str) -> Cells:
         )
     _check_text(text)
     text = _strip_markdown(text.strip(" \r\n\f\v\u00a0\u3000"))  # keep tabs: empty cells
+    if "array(" in text:
+        text = _numpy_array(text)
     text = _from_latex(text)
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(

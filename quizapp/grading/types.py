@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Status = Literal["correct", "partial", "incorrect", "invalid"]
+Status = Literal["correct", "partial", "incorrect", "invalid", "unanswered", "ungraded"]
+#: ``unanswered`` and ``ungraded`` are statuses of one part of a multi-part answer only: a part
+#: left empty (score 0), and a part not graded because another part of the same answer could not
+#: be read (the answer is ``invalid`` and uses no attempt).
 ToleranceMode = Literal["relabs", "sigfig", "decdig"]
 
 #: PrairieLearn's documented defaults for ``pl-number-input`` / ``pl-matrix-input``
@@ -60,6 +63,11 @@ class Verdict:
     parsed answer as plain JSON data (float, or list of lists of floats), or ``None`` when invalid.
     ``invalid_cell`` is, for an ``invalid`` verdict whose problem is in one cell, its 1-based
     ``(row, column)`` (``row`` is ``None`` for an entry of a 1-D vector), so a form can highlight it.
+
+    A multi-part answer's verdict has ``parts``: part name -> that part's verdict (its ``score``
+    the part's own, in [0, 1]; the exercise's ``score`` is their points-weighted mean).  A part's
+    ``follow_through`` is True when it earned credit by matching the value computed from the
+    student's own earlier answers rather than the true value.
     """
 
     status: Status
@@ -69,6 +77,8 @@ class Verdict:
     mistakes: list[Mistake] = field(default_factory=list)
     parsed: Any = None
     invalid_cell: tuple[int | None, int | None] | None = None
+    follow_through: bool = False
+    parts: dict[str, Verdict] | None = None
 
     @property
     def mistake_codes(self) -> list[str]:
@@ -80,11 +90,26 @@ class Verdict:
         return self.status != "invalid"
 
     def to_dict(self) -> dict[str, Any]:
-        """The grading contract's JSON object: status, score, message, cells, mistakes (codes)."""
-        return {
+        """The grading contract's JSON object: status, score, message, cells, mistakes (codes);
+        for a multi-part answer also ``parts``: name -> ``{status, score, follow_through,
+        message, cells, mistakes}``."""
+        out: dict[str, Any] = {
             "status": self.status,
             "score": float(self.score),
             "message": self.message,
             "cells": self.cells,
             "mistakes": self.mistake_codes,
         }
+        if self.parts is not None:
+            out["parts"] = {
+                name: {
+                    "status": part.status,
+                    "score": float(part.score),
+                    "follow_through": bool(part.follow_through),
+                    "message": part.message,
+                    "cells": part.cells,
+                    "mistakes": part.mistake_codes,
+                }
+                for name, part in self.parts.items()
+            }
+        return out

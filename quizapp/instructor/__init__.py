@@ -7,8 +7,9 @@ or roll back entirely on error.
 
 Definitions used throughout (the words of ``/work/shared/design.md``):
 
-- a student's **points** on an exercise are ``progress.best_points`` (best score of variant 1 x the
-  exercise's points); practice variants never count;
+- a student's **points** on an exercise are ``progress.best_points``
+  (``services.deadlines.exercise_points``: the instructor's override if any, else the best
+  credited score of variant 1 x the exercise's points); practice variants never count;
 - an **excused** exercise (table ``excusals``) counts neither earned nor available points for that
   student, in the scoreboard and in the gradebook;
 - only users with the role ``student`` appear in scoreboards, gradebooks and statistics.
@@ -33,17 +34,22 @@ from quizapp.instructor.course import (
 from quizapp.instructor.gradebook import (
     EXCUSED,
     FORMULA_TRIGGERS,
+    LATE_COLUMN,
+    OVERRIDES_COLUMN,
     Gradebook,
     GradebookCell,
     GradebookQuiz,
     GradebookRow,
     QuizTotal,
+    cell_marker,
     course_percent,
     csv_cell,
     excuse,
     excused_exercises,
+    exercise_column,
     gradebook,
     gradebook_csv,
+    gradebook_parts_table,
     gradebook_table,
     iter_gradebook_csv,
     unexcuse,
@@ -91,6 +97,8 @@ __all__ = [
     "COURSE_FILE",
     "EXCUSED",
     "FORMULA_TRIGGERS",
+    "LATE_COLUMN",
+    "OVERRIDES_COLUMN",
     "RESET_LINK_VALID",
     "SCOREBOARD_SORTS",
     "SIZE_PARAMETERS",
@@ -114,17 +122,20 @@ __all__ = [
     "SubmissionChange",
     "all_students",
     "answer_text",
+    "cell_marker",
     "course_config_warnings",
     "course_percent",
     "create_reset_link",
     "csv_cell",
     "excuse",
     "excused_exercises",
+    "exercise_column",
     "exercise_statistics",
     "find_reset",
     "get_quiz",
     "gradebook",
     "gradebook_csv",
+    "gradebook_parts_table",
     "gradebook_table",
     "iter_gradebook_csv",
     "import_roster",

@@ -10,6 +10,7 @@ from quizapp.models import (
     Exercise,
     Quiz,
     User,
+    quiz_order,
 )
 
 
@@ -19,7 +20,7 @@ def live_exercises(session: Session, quiz_id: str | None = None) -> list[Exercis
         select(Exercise)
         .join(Quiz, Quiz.id == Exercise.quiz_id)
         .where(Exercise.archived.is_(False), Quiz.archived.is_(False))
-        .order_by(Quiz.position, Quiz.id, Exercise.position, Exercise.id)
+        .order_by(*quiz_order(), Exercise.position, Exercise.id)
     )
     if quiz_id is not None:
         stmt = stmt.where(Exercise.quiz_id == quiz_id)
@@ -29,9 +30,7 @@ def live_exercises(session: Session, quiz_id: str | None = None) -> list[Exercis
 def live_quizzes(session: Session) -> list[Quiz]:
     """Non-archived quizzes in course order."""
     return list(
-        session.scalars(
-            select(Quiz).where(Quiz.archived.is_(False)).order_by(Quiz.position, Quiz.id)
-        )
+        session.scalars(select(Quiz).where(Quiz.archived.is_(False)).order_by(*quiz_order()))
     )
 
 

@@ -24,6 +24,8 @@ from quizapp.models import (
 )
 from quizapp.models_instructor import Regrade, VerdictHistory
 from quizapp.services import totals
+from quizapp.services.deadlines import apply_best, best_attempt, credited
+from quizapp.services.part_answers import best_parts
 
 log = logging.getLogger(__name__)
 
@@ -193,9 +195,22 @@ def _grade_safely(bank_variant: Any, answer: Any) -> Any:
         )
 
 
-def _verdict_payload(verdict: Any) -> tuple[dict[str, Any], float, str, list[str], Any]:
+def _verdict_payload(
+    verdict: Any, keyed: Any = None, old: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], float, str, list[str], Any]:
+    """The stored form of a new verdict (as ``services.submit`` stores it); for a multi-part
+    variant ``keyed`` with the per-part figures, each part's ``answered`` as in the ``old``
+    verdict."""
+    from quizapp.services.part_answers import part_verdicts
+
     vdict = services.json_safe(verdict.to_dict())
     vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
+    if keyed is not None and keyed.parts and verdict.parts is not None:
+        before = (old or {}).get("parts") or {}
+        taken = [
+            n for n, v in before.items() if isinstance(v, dict) and v.get("answered") == "posted"
+        ]
+        vdict = part_verdicts(keyed, verdict, vdict, taken=taken, ignored=[], locked_before=set())
     score = float(verdict.score) if verdict.score == verdict.score else 0.0
     score = min(1.0, max(0.0, score))
     return (
@@ -211,6 +226,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+@services.retry_conflicts
 def regrade_exercise(
     session: Session,
     exercise_id: str,
@@ -236,9 +252,12 @@ def regrade_exercise(
        Attempts used never change (an answer now unreadable keeps its attempt, with score 0);
     3. a changed submission keeps its previous verdict, score, points and mistakes in
        ``verdict_history``;
-    4. each student's progress row is recomputed from their variant-1 submissions (best score and
-       when it was first reached, solved at), and each variant's ``finished_at`` (solved, or out
-       of attempts); the previous values are kept in the ``regrades`` row's summary.
+    4. each student's progress row is recomputed from their variant-1 submissions (best credited
+       score and when it was first reached, solved at: ``deadlines.best_attempt``; each
+       submission keeps the late credit stored when it was graded, and its points are score x
+       credit x points), and each variant's ``finished_at`` (solved, or out of attempts); an
+       instructor's override keeps the student's points; the previous values are kept in the
+       ``regrades`` row's summary.
 
     ``dry_run`` computes the same summary (every verdict that would change, per student) and
     rolls everything back.  Raises ``services.NotFound`` for an unknown exercise or one without a
@@ -290,6 +309,9 @@ class _Sub:
     mistakes: list[str]
     verdict: dict[str, Any]
     created_at: datetime
+    #: the late credit stored when it was graded (kept by the regrade) and its lateness
+    credit: float
+    late: bool
 
 
 _SUB_COLUMNS = [Submission.__table__.c[f] for f in _Sub.__dataclass_fields__]
@@ -350,6 +372,7 @@ def _regrade_in_transaction(
     history: list[dict[str, Any]] = []
     variant_updates: list[dict[str, Any]] = []
     first_variants: dict[int, int] = {}
+    first_keyed: dict[int, Any] = {}  # user id -> their variant 1 as keyed (multi-part only)
     new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
     for variant_id, user_id, number, stored_record, stored_page, finished_at in variants:
         if number == 1:
@@ -370,6 +393,8 @@ def _regrade_in_transaction(
             # The stored record as the database returns it (JSON types), for the comparison of a
             # later regrade; the page's solution and correct answer follow the new key.
             keyed = thaw(record)
+        if number == 1 and keyed.parts:
+            first_keyed[user_id] = keyed
         for s in subs:
             if s.duplicate_of_id is not None:
                 original = new_by_id.get(s.duplicate_of_id)
@@ -386,7 +411,9 @@ def _regrade_in_transaction(
                 continue
             else:
                 answer = services.decode_raw_answer(s.answer_format, s.raw_answer)
-                vdict, score, status, codes, parsed = _verdict_payload(_grade_safely(keyed, answer))
+                vdict, score, status, codes, parsed = _verdict_payload(
+                    _grade_safely(keyed, answer), keyed, s.verdict
+                )
                 new_by_id[s.id] = (vdict, score, status, codes, parsed)
                 summary.regraded += 1
             verdict_changed = (
@@ -430,7 +457,7 @@ def _regrade_in_transaction(
                         "verdict": vdict,
                         "status": status,
                         "score": score,
-                        "points": round(score * points_each, 6),
+                        "points": round(score * float(s.credit) * points_each, 6),
                         "mistakes": codes,
                         "parsed": parsed,
                     }
@@ -447,6 +474,20 @@ def _regrade_in_transaction(
                     "expected_text": fresh["expected_text"],
                     "expected_html": fresh["expected_html"],
                 }
+                if "parts" in fresh:
+                    # each part keeps the prompt and hints it was shown with
+                    shown = {p["name"]: p for p in stored_page.get("parts", [])}
+                    change["page"]["parts"] = [
+                        {
+                            **part,
+                            **{
+                                k: shown[part["name"]][k]
+                                for k in ("prompt_html", "hints_html")
+                                if part["name"] in shown
+                            },
+                        }
+                        for part in fresh["parts"]
+                    ]
                 change["rekeyed_at"] = now
             variant_updates.append(change)
 
@@ -477,13 +518,18 @@ def _regrade_in_transaction(
         v1 = first_variants.get(p.user_id)
         graded = [s for s in subs_by_variant.get(v1, []) if s.used_attempt] if v1 else []
         old = (float(p.best_points), p.solved_at is not None, p.best_reached_at, p.solved_at)
-        best = max((float(s.score) for s in graded), default=0.0)
-        reached = next((s.created_at for s in graded if float(s.score) >= best), None)
-        solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
-        p.best_score = best
-        p.best_points = round(best * points_each, 6)
-        p.best_reached_at = reached
-        p.solved_at = solved_at
+        # The stored late credit of each attempt and an override are kept (deadlines).
+        best = best_attempt(graded)
+        apply_best(p, best, points_each)
+        solved_at = p.solved_at
+        keyed_v1 = first_keyed.get(p.user_id)
+        if keyed_v1 is not None:
+            # the parts of the attempt best_attempt chose: the first reaching the best score
+            top = next(
+                (s for s in graded if best.score > 0 and credited(s.score, s.credit) == best.score),
+                None,
+            )
+            p.best_parts = best_parts(keyed_v1, top.verdict) if top is not None else None
         p.attempts_used = len(graded)
         if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
             summary.progress_changes.append(

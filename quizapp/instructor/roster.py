@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from quizapp import services
@@ -224,10 +224,19 @@ def import_roster(
 def create_reset_link(
     session: Session, user_id: int, *, valid_for: timedelta = RESET_LINK_VALID, note: str = ""
 ) -> str:
-    """A new one-time password-reset token for ``user_id`` (earlier unused links stop working);
-    commit.  Raises ``services.NotFound`` for an unknown user."""
-    if session.get(User, user_id) is None:
+    """A new one-time password-reset token for student ``user_id`` (earlier unused links stop
+    working); commit.  Raises ``services.NotFound`` for an unknown user and
+    ``services.Forbidden`` for an instructor: an instructor's link would let any instructor take
+    over another's account; the server's administrator resets an instructor's password with
+    ``quizapp set-password`` instead."""
+    target = session.get(User, user_id)
+    if target is None:
         raise services.NotFound("There is no such user.")
+    if target.role != "student":
+        raise services.Forbidden(
+            "Reset links are for students only; an instructor's password is reset on the server "
+            "with 'quizapp set-password USERNAME'."
+        )
     now = utcnow()
     services.begin_write(session)
     for old in session.scalars(
@@ -266,29 +275,43 @@ def find_reset(session: Session, token: str) -> PasswordReset | None:
 def use_reset(session: Session, token: str, password: str) -> User:
     """Set the password of the reset link's user and spend the link; commit.
 
-    Raises ``services.NotFound`` for an unknown, used or expired link and
-    ``services.BadRequest`` for a password shorter than ``services.PASSWORD_MIN``.
+    Raises ``services.NotFound`` for an unknown, used or expired link (also when another use of
+    the same link won the race) and ``services.BadRequest`` for an invalid password
+    (``services.validate_password``).  Every session, remember-me cookie and API token of the
+    user ends (``services.revoke_everything``).
     """
-    if not isinstance(password, str) or len(password) < services.PASSWORD_MIN:
-        raise services.BadRequest(
-            f"The password must have at least {services.PASSWORD_MIN} characters."
-        )
-    if len(password) > services.PASSWORD_MAX:
-        raise services.BadRequest("The password is too long.")
+    services.validate_password(password)
     row = find_reset(session, token)
     if row is None:
         raise services.NotFound(
             "This link is unknown, used or expired; ask your instructor for a new one."
         )
-    reset_id = row.id
+    reset_id, user_id = row.id, row.user_id
     services.begin_write(session)
-    row = session.get(PasswordReset, reset_id)
-    if row is None or row.used_at is not None:
+    # Spend the link with one conditional UPDATE: of two simultaneous uses, only the one whose
+    # UPDATE changes the row goes on (on PostgreSQL the second waits for the first's row lock,
+    # then finds used_at set; SQLite serializes the two write transactions).  A read then a
+    # write let both succeed on PostgreSQL.
+    now = utcnow()
+    spent = session.execute(
+        update(PasswordReset)
+        .where(
+            PasswordReset.id == reset_id,
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if spent != 1:
         session.rollback()
         raise services.NotFound("This link was used already.")
-    user = row.user
+    user = session.get(User, user_id)
+    assert user is not None
     user.set_password(password)
-    row.used_at = utcnow()
+    # A reset ends every session, remember-me cookie and API token of the account (whoever knew
+    # the old password, or holds a copied cookie, is out).
+    services.revoke_everything(session, user_id)
     session.commit()
     return user
 

@@ -56,6 +56,30 @@ class ParameterBreakdown:
 
 
 @dataclass
+class PartStats:
+    """One part of a multi-part exercise over the students (variant 1).
+
+    From each student's best submission (their progress row's ``best_parts``): ``points``
+    available (the part's share of the exercise's points), ``mean_best_score``, ``correct``
+    (full credit against the true value) and ``follow_through_students`` (their best earned this
+    part by follow-through).  Over every graded submission (identical resubmissions skipped) that
+    answered the part: ``submissions``, ``follow_through`` (credit given by follow-through) and
+    ``refused`` (follow-through refused: the earlier answer made this part trivial)."""
+
+    name: str
+    points: float
+    students: int
+    mean_best_score: float | None
+    correct: int
+    follow_through_students: int
+    submissions: int = 0
+    follow_through: int = 0
+    refused: int = 0
+    #: this part's most frequent wrong answers (as :func:`normalize_answer_value`), with counts
+    wrong_answers: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
 class ExerciseStats:
     """Per-exercise statistics over students (variant 1, graded attempts)."""
 
@@ -74,6 +98,8 @@ class ExerciseStats:
     #: how many, and the latest few as (seed, message, when).
     failed_seeds: int = 0
     latest_failures: list[tuple[int, str, Any]] = field(default_factory=list)
+    #: per part, for a multi-part exercise (in the parts' order); empty otherwise
+    parts: list[PartStats] = field(default_factory=list)
 
     @property
     def percent_solved(self) -> float | None:
@@ -210,13 +236,15 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         graded += 1
         for code in codes or []:
             mistakes[str(code)] += 1
-        if status in ("incorrect", "partial"):
+        if status in ("incorrect", "partial") and not isinstance(parsed, dict):
+            # (a multi-part answer's wrong answers are counted per part: PartStats)
             key = normalize_answer_value(parsed) if parsed is not None else None
             if key is None:
                 key = " ".join(str(raw).split())[:80]
             wrong[key] += 1
 
     parameters, constant = _parameter_breakdown(session, exercise, {p.user_id: p for p in progress})
+    parts = _part_statistics(session, exercise, progress, student)
     failed = int(
         session.scalar(
             select(func.count(VariantFailure.id)).where(VariantFailure.exercise_id == exercise.id)
@@ -246,7 +274,75 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         submissions=graded,
         failed_seeds=failed,
         latest_failures=latest,
+        parts=parts,
     )
+
+
+def _part_statistics(
+    session: Session, exercise: Exercise, progress: list[Progress], student: Any
+) -> list[PartStats]:
+    """The per-part figures of a multi-part exercise (see :class:`PartStats`); [] for others.
+    Reads the progress rows given and, only when the exercise has multi-part submissions, the
+    verdicts of its graded submissions."""
+    rows = session.execute(
+        select(Submission.verdict, Submission.parsed).where(
+            Submission.exercise_id == exercise.id,
+            Submission.answer_format == "parts",
+            Submission.used_attempt.is_(True),
+            Submission.duplicate_of_id.is_(None),
+            Submission.user_id.in_(student),
+        )
+    ).all()
+    if not rows and not any(p.best_parts for p in progress):
+        return []
+    order: dict[str, None] = {}
+    shares: dict[str, float] = {}
+    for p in progress:
+        for name, figures in (p.best_parts or {}).items():
+            order.setdefault(name)
+            shares.setdefault(name, float(figures.get("share") or 0.0))
+    answered: Counter[str] = Counter()
+    ft: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
+    wrong: dict[str, Counter[str]] = defaultdict(Counter)
+    for verdict, parsed in rows:
+        for name, v in ((verdict or {}).get("parts") or {}).items():
+            order.setdefault(name)
+            if not isinstance(v, dict) or v.get("status") in ("unanswered", "ungraded", None):
+                continue
+            answered[name] += 1
+            if v.get("status") in ("incorrect", "partial") and isinstance(parsed, dict):
+                key = normalize_answer_value(parsed.get(name))
+                if key is not None:
+                    wrong[name][key] += 1
+            if v.get("follow_through"):
+                ft[name] += 1
+            elif "No follow-through credit" in str(v.get("message", "")):
+                refused[name] += 1
+    out = []
+    tried = len(progress)
+    for name in order:
+        best = [(p.best_parts or {}).get(name) or {} for p in progress]
+        scores = [float(b.get("score") or 0.0) for b in best]
+        out.append(
+            PartStats(
+                name=name,
+                points=round(shares.get(name, 0.0) * float(exercise.points), 6),
+                students=tried,
+                mean_best_score=sum(scores) / tried if tried else None,
+                correct=sum(
+                    1
+                    for b in best
+                    if float(b.get("score") or 0) >= 1 and not b.get("follow_through")
+                ),
+                follow_through_students=sum(1 for b in best if b.get("follow_through")),
+                submissions=answered[name],
+                follow_through=ft[name],
+                refused=refused[name],
+                wrong_answers=wrong[name].most_common(5),
+            )
+        )
+    return out
 
 
 def _parameter_breakdown(

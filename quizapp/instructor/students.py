@@ -17,6 +17,7 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    quiz_order,
 )
 from quizapp.models_instructor import Excusal
 
@@ -33,11 +34,26 @@ class StudentExercise:
 
 def answer_text(submission: Submission) -> str:
     """A submission's answer as typed: the text, or a grid's rows on lines with cells split by
-    two spaces (for display; the stored ``raw_answer`` is never changed)."""
+    two spaces; a multi-part answer one part after another (``S:`` then its answer), each
+    part's verdict status after its name (for display; the stored ``raw_answer`` is never
+    changed)."""
     answer = services.decode_raw_answer(submission.answer_format, submission.raw_answer)
+    if isinstance(answer, dict):
+        verdicts = (submission.verdict or {}).get("parts") or {}
+        out = []
+        for name, value in answer.items():
+            status = (verdicts.get(name) or {}).get("status")
+            ft = " by follow-through" if (verdicts.get(name) or {}).get("follow_through") else ""
+            out.append(f"{name}:" + (f" ({status}{ft})" if status else ""))
+            out.append(_grid_text(value) if isinstance(value, list) else str(value))
+        return "\n".join(out)
     if isinstance(answer, list):
-        return "\n".join("  ".join(str(c) for c in row) for row in answer)
+        return _grid_text(answer)
     return str(answer)
+
+
+def _grid_text(answer: list[list[str]]) -> str:
+    return "\n".join("  ".join(str(c) for c in row) for row in answer)
 
 
 def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentExercise]]:
@@ -68,7 +84,7 @@ def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentEx
             select(Exercise)
             .join(Quiz, Quiz.id == Exercise.quiz_id)
             .where(Exercise.id.in_(ids))
-            .order_by(Quiz.position, Quiz.id, Exercise.position, Exercise.id)
+            .order_by(*quiz_order(), Exercise.position, Exercise.id)
         )
     ]
     return user, [

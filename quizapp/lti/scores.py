@@ -4,8 +4,8 @@ A grade column of the LMS (an AGS line item) is tied to a quiz (``resourceId`` `
 to one exercise (``exercise:<id>``).  What the LMS gets for a student there is computed here and
 nowhere else, from the same rows as the scoreboard and gradebook:
 
-- a student's **points** on an exercise are ``progress.best_points`` (their best graded attempt
-  on variant 1 times the exercise's points; practice variants never count, so several variants
+- a student's **points** on an exercise are ``progress.best_points`` (their best credited graded
+  attempt on variant 1 times the exercise's points, or an override; practice variants never count, so several variants
   of one exercise are never reported separately, only the graded one's best);
 - a quiz's points are the sum over its **live** exercises (exercise and quiz not archived) that
   the student is **not excused** from; excused exercises leave the available points as well,
@@ -18,12 +18,11 @@ nowhere else, from the same rows as the scoreboard and gradebook:
 Nothing is sent (None) while the student has no graded attempt on the resource, or when they are
 excused from all of it: an LMS column reading 0 before the student started would be wrong.
 
-Where late credit and overrides plug in (issue "deadlines", built separately): they change what
-a student's points on an exercise *are*.  When they are stored in the progress rows (credited
-``best_points``), this function needs no change; when they come as a separate adjustment, it
-belongs in :func:`_exercise_points` below, the one place that turns a progress row into the
-points the LMS sees.  Either way the grade queue notices the change like any other: the next
-send compares the new score with the last one the LMS accepted.
+Late credit and overrides (``quizapp.services.deadlines``) are stored in the progress rows:
+``best_points`` is the best *credited* score times the points, or the instructor's override.  An
+overridden exercise counts as graded (and finished) even without an attempt, so the LMS gets the
+points the instructor set.  The grade queue notices a change like any other: the next send
+compares the new score with the last one the LMS accepted.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from typing import Any
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from quizapp import services
 from quizapp.models import Exercise, Progress, Quiz
 from quizapp.models_instructor import Excusal
 
@@ -80,14 +80,14 @@ class LmsScore:
 
 def _exercise_points(progress_best_points: float | None) -> float:
     """A student's points on one exercise as the LMS sees them: the progress row's
-    ``best_points`` (0 without a row).  Late credit and overrides that do not land in the
-    progress row are applied here (see the module docstring)."""
+    ``best_points`` (0 without a row), which holds late credit and overrides already (see the
+    module docstring)."""
     return float(progress_best_points or 0.0)
 
 
 def _rows(session: Session, user_id: int, kind: str, ident: str) -> list[Any]:
-    """(points, attempts, best_points, attempts_used, solved, excused) per live exercise of the
-    resource, with the student's progress and excusal."""
+    """(points, attempts, best_points, attempts_used, solved, excused, overridden) per live
+    exercise of the resource, with the student's progress and excusal."""
     stmt = (
         select(
             Exercise.points,
@@ -96,6 +96,7 @@ def _rows(session: Session, user_id: int, kind: str, ident: str) -> list[Any]:
             Progress.attempts_used,
             Progress.solved_at.is_not(None),
             Excusal.id.is_not(None),
+            Progress.override_points.is_not(None),
         )
         .join(Quiz, Quiz.id == Exercise.quiz_id)
         .outerjoin(Progress, and_(Progress.exercise_id == Exercise.id, Progress.user_id == user_id))
@@ -115,16 +116,17 @@ def lms_score(session: Session, user_id: int, resource: str) -> LmsScore | None:
     ``resource`` that is not a quizapp ``resourceId``.
     """
     kind, ident = parse_resource_id(resource)
-    given = maximum = 0.0
-    attempted = False
-    finished = True
-    for points, attempts, best, used, solved, excused in _rows(session, user_id, kind, ident):
-        if excused:
-            continue
-        maximum += float(points)
-        given += _exercise_points(best)
-        attempted = attempted or bool(used)
-        finished = finished and (bool(solved) or int(used or 0) >= int(attempts))
+    rows = _rows(session, user_id, kind, ident)
+    given, maximum = services.quiz_points(
+        (points, _exercise_points(best), bool(excused))
+        for points, _attempts, best, _used, _solved, excused, _overridden in rows
+    )
+    counted = [row for row in rows if not row[5]]
+    attempted = any(bool(used) or bool(overridden) for _, _, _, used, _, _, overridden in counted)
+    finished = all(
+        bool(solved) or bool(overridden) or int(used or 0) >= int(attempts)
+        for _, attempts, _, used, solved, _, overridden in counted
+    )
     if not attempted or maximum <= 0:
         return None
     return LmsScore(

@@ -4,8 +4,8 @@ Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (n
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
 then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``submissions``, ``progress``). This package re-exports their public names, so callers write
-``services.submit(...)``.
+``part_answers``, ``preview``, ``submissions``, ``progress``). This package re-exports their
+public names, so callers write ``services.submit(...)``.
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write
@@ -24,9 +24,14 @@ from quizapp.services.accounts import (
     USERNAME_BAD_START,
     USERNAME_RE,
     authenticate,
+    change_password,
     create_user,
+    end_sessions,
     find_user,
+    revoke_everything,
+    set_password,
     validate_display_name,
+    validate_password,
     validate_username,
 )
 from quizapp.services.answer_input import (
@@ -48,9 +53,13 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    QuizPosition,
     QuizSummary,
+    quiz_points,
+    quiz_position,
     quiz_summaries,
     recompute_progress,
 )
@@ -71,17 +80,24 @@ from quizapp.services.tokens import (
     revoke_api_token,
     user_for_token,
 )
-from quizapp.services.transactions import WRITE_OPTION, begin_write
+from quizapp.services.transactions import (
+    WRITE_OPTION,
+    begin_write,
+    is_conflict,
+    retry_conflicts,
+)
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
     Drawn,
     VariantState,
     bank_exercise,
     check_quiz_visible,
+    create_progress,
     draw_variant,
     ensure_progress,
     generate_preview,
     get_exercise,
+    get_exercise_and_variant,
     get_or_create_variant,
     get_progress,
     new_practice_variant,
@@ -107,6 +123,8 @@ __all__ = [
     "ExerciseSummary",
     "Forbidden",
     "NotFound",
+    "PreviewResult",
+    "QuizPosition",
     "QuizSummary",
     "ServiceError",
     "SubmissionRow",
@@ -115,12 +133,22 @@ __all__ = [
     "Unavailable",
     "VariantState",
     "authenticate",
+    "change_password",
+    "end_sessions",
+    "revoke_everything",
+    "set_password",
+    "validate_password",
     "bank_exercise",
+    "preview_answer",
+    "quiz_position",
     "begin_write",
+    "is_conflict",
+    "retry_conflicts",
     "canonical_answer",
     "answer_grid_shape",
     "check_grid_shape",
     "check_quiz_visible",
+    "create_progress",
     "create_api_token",
     "create_user",
     "db_safe",
@@ -131,6 +159,7 @@ __all__ = [
     "find_user",
     "generate_preview",
     "get_exercise",
+    "get_exercise_and_variant",
     "get_or_create_variant",
     "get_progress",
     "hash_token",
@@ -139,6 +168,7 @@ __all__ = [
     "new_practice_variant",
     "normalize_answer",
     "printable_text",
+    "quiz_points",
     "quiz_summaries",
     "recompute_progress",
     "revoke_api_token",

@@ -7,21 +7,23 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quizapp.models import (
     USERNAME_MAX,
+    ApiToken,
     User,
     username_key,
+    utcnow,
 )
 
 if TYPE_CHECKING:
     pass
 
 
-from quizapp.services.errors import BadRequest, Conflict
+from quizapp.services.errors import BadRequest, Conflict, NotFound
 from quizapp.services.text import DISPLAY_NAME_MAX, db_safe, name_problem
 from quizapp.services.transactions import begin_write
 
@@ -76,6 +78,18 @@ def validate_display_name(display_name: Any) -> str:
     return name
 
 
+def validate_password(password: Any) -> str:
+    """``password`` unchanged; raises ``BadRequest`` unless it is text of ``PASSWORD_MIN`` to
+    ``PASSWORD_MAX`` characters that can be hashed (no unpaired surrogate)."""
+    if not isinstance(password, str) or len(password) < PASSWORD_MIN:
+        raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
+    if len(password) > PASSWORD_MAX:
+        raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
+    if not db_safe(password.replace("\x00", "")):
+        raise BadRequest("The password must be valid text (it holds an unpaired surrogate).")
+    return password
+
+
 def find_user(session: Session, username: str) -> User | None:
     """The user whose username matches ``username`` case- and normalization-insensitively."""
     if not isinstance(username, str) or len(username) > 4 * USERNAME_MAX:
@@ -103,12 +117,7 @@ def create_user(
     name = validate_username(username)
     if role not in ("student", "instructor"):
         raise BadRequest("The role must be 'student' or 'instructor'.")
-    if not isinstance(password, str) or len(password) < PASSWORD_MIN:
-        raise BadRequest(f"The password must have at least {PASSWORD_MIN} characters.")
-    if len(password) > PASSWORD_MAX:
-        raise BadRequest(f"The password is too long (at most {PASSWORD_MAX} characters).")
-    if not db_safe(password.replace("\x00", "")):
-        raise BadRequest("The password must be valid text (it holds an unpaired surrogate).")
+    validate_password(password)
     display_name = validate_display_name(display_name)
     email = (email or "").strip()[:254] or None
     begin_write(session)
@@ -125,6 +134,87 @@ def create_user(
         session.rollback()
         raise Conflict("That username is taken.") from None
     return user
+
+
+def revoke_everything(session: Session, user_id: int, *, tokens: bool = True) -> None:
+    """In the caller's write transaction (no commit): raise user ``user_id``'s
+    ``session_version``, which ends every session and remember-me cookie of theirs (the user
+    loader refuses the old version), and with ``tokens`` revoke every live API token of theirs.
+    The one rule behind sign-out, "sign out everywhere", a password change and a reset."""
+    session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(session_version=User.session_version + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if tokens:
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+            .values(revoked_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+    held = session.get(User, user_id)
+    if held is not None:
+        session.expire(held, ["session_version"])
+
+
+def end_sessions(session: Session, user_id: int, *, tokens: bool = True) -> None:
+    """Sign user ``user_id`` out everywhere and commit: every session and remember-me cookie
+    stops working, and (``tokens``) every API token is revoked.  Raises ``NotFound`` for an
+    unknown user."""
+    begin_write(session)
+    if session.get(User, user_id) is None:
+        session.rollback()
+        raise NotFound("There is no such user.")
+    revoke_everything(session, user_id, tokens=tokens)
+    session.commit()
+
+
+def change_password(session: Session, user: User, current: str, new: str) -> User:
+    """Set ``user``'s password to ``new`` after checking ``current``; end every session,
+    remember-me cookie and API token of theirs (:func:`revoke_everything`); commit.  Returns the
+    user with the new ``session_version`` (sign the current browser in again with it).
+
+    Raises ``BadRequest`` when ``current`` is wrong or ``new`` is not a valid password
+    (:func:`validate_password`) or equals the current one.
+    """
+    if (
+        not isinstance(current, str)
+        or len(current) > PASSWORD_MAX
+        or not user.check_password(current)
+    ):
+        raise BadRequest("The current password is not right.")
+    validate_password(new)
+    if new == current:
+        raise BadRequest("The new password is the same as the current one.")
+    user_id = user.id
+    begin_write(session)
+    row = session.get(User, user_id)
+    if row is None:
+        session.rollback()
+        raise NotFound("There is no such user.")
+    row.set_password(new)
+    revoke_everything(session, user_id)
+    session.commit()
+    return row
+
+
+def set_password(session: Session, user_id: int, password: str) -> User:
+    """Set user ``user_id``'s password without the current one (the server's administrator:
+    ``quizapp set-password``) and end every session, remember-me cookie and API token of
+    theirs; commit.  Raises ``NotFound`` for an unknown user, ``BadRequest`` for an invalid
+    password (:func:`validate_password`)."""
+    validate_password(password)
+    begin_write(session)
+    row = session.get(User, user_id)
+    if row is None:
+        session.rollback()
+        raise NotFound("There is no such user.")
+    row.set_password(password)
+    revoke_everything(session, user_id)
+    session.commit()
+    return row
 
 
 def authenticate(session: Session, username: str, password: str) -> User | None:

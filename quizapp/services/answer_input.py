@@ -38,13 +38,18 @@ def normalize_answer(answer: Any) -> str | list[list[str]]:
         if not answer:
             raise BadRequest("The grid of cells is empty.")
         if len(answer) > MAX_GRID:
-            raise BadRequest(f"Too many rows (at most {MAX_GRID}).")
+            raise BadRequest(
+                f"The answer matrix has too many rows: {len(answer)} (at most {MAX_GRID})."
+            )
         grid: list[list[str]] = []
         for i, row in enumerate(answer, start=1):
             if not isinstance(row, list):
                 raise BadRequest(f"Row {i} of the cells must be a list of texts.")
             if not row or len(row) > MAX_GRID:
-                raise BadRequest(f"Row {i} must have between 1 and {MAX_GRID} cells.")
+                raise BadRequest(
+                    f"Row {i} of the answer matrix must have between 1 and {MAX_GRID} cells "
+                    f"(it has {len(row)})."
+                )
             for j, cell in enumerate(row, start=1):
                 if not isinstance(cell, str):
                     raise BadRequest(f"The cell in row {i}, column {j} must be text.")
@@ -104,21 +109,29 @@ def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
         )
 
 
-def canonical_answer(answer: str | list[list[str]]) -> str:
-    """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens."""
+def canonical_answer(answer: str | list[list[str]] | dict[str, Any]) -> str:
+    """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens
+    (a multi-part answer: each part's, by part name)."""
+    if isinstance(answer, dict):
+        return "parts:" + json.dumps(
+            {name: canonical_answer(value) for name, value in sorted(answer.items())}
+        )
     if isinstance(answer, str):
         lines = [" ".join(line.split()) for line in answer.strip().splitlines()]
         return "text:" + "\n".join(line for line in lines if line)
     return "cells:" + json.dumps([[" ".join(c.split()) for c in row] for row in answer])
 
 
-def encode_raw_answer(answer: str | list[list[str]]) -> tuple[str, str]:
+def encode_raw_answer(answer: str | list[list[str]] | dict[str, Any]) -> tuple[str, str]:
     """(answer_format, raw_answer) to store, losslessly.
 
-    Text is stored as is (format ``text``); a grid as JSON (``cells``).  Text holding NUL or
-    unpaired surrogates, which database text columns cannot hold, is stored JSON-escaped with
-    format ``json``.  :func:`decode_raw_answer` inverts it.
+    Text is stored as is (format ``text``); a grid as JSON (``cells``); a multi-part answer
+    (part name -> text or grid) as one JSON object (``parts``).  Text holding NUL or unpaired
+    surrogates, which database text columns cannot hold, is stored JSON-escaped with format
+    ``json`` (inside ``parts`` always escaped).  :func:`decode_raw_answer` inverts it.
     """
+    if isinstance(answer, dict):
+        return "parts", json.dumps(answer)
     if isinstance(answer, str):
         if db_safe(answer):
             return "text", answer
@@ -127,8 +140,11 @@ def encode_raw_answer(answer: str | list[list[str]]) -> tuple[str, str]:
     return "cells", json.dumps(answer, ensure_ascii=not safe)
 
 
-def decode_raw_answer(answer_format: str, raw_answer: str) -> str | list[list[str]]:
-    """The answer exactly as posted, from a submission's ``answer_format`` and ``raw_answer``."""
+def decode_raw_answer(
+    answer_format: str, raw_answer: str
+) -> str | list[list[str]] | dict[str, Any]:
+    """The answer exactly as posted (for ``parts``: the whole answer graded, part name -> text
+    or grid), from a submission's ``answer_format`` and ``raw_answer``."""
     if answer_format == "text":
         return raw_answer
     return json.loads(raw_answer)

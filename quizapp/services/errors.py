@@ -44,9 +44,26 @@ class Forbidden(ServiceError):
 
 
 class Unavailable(ServiceError):
-    """The exercise's stored YAML no longer generates (e.g. its kind was removed from the code)."""
+    """The exercise cannot be shown or graded (e.g. its stored YAML no longer generates).
+
+    ``message`` may hold details for the instructor (the seed, the YAML file and line): the web
+    layer never shows it to a student, who gets :data:`STUDENT_MESSAGE` and an incident id
+    while the details go to the log and the instructor's exercise page
+    (``quizapp.services.incidents``).  ``exercise_id``: the exercise, when the raiser knows it.
+    """
 
     status = 503
+
+    def __init__(self, message: str, *, exercise_id: str | None = None) -> None:
+        super().__init__(message)
+        self.exercise_id = exercise_id
+
+
+#: What a student is told when an exercise cannot be shown (with the incident id).
+STUDENT_MESSAGE = (
+    "This exercise cannot be shown right now. Your instructor has been told; quote incident "
+    "{incident} if you write to them, and try another exercise meanwhile."
+)
 
 
 class Conflict(ServiceError):

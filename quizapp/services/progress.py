@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
+from quizapp.coursetime import iso
 from quizapp.models import (
     Exercise,
     Progress,
@@ -18,27 +19,41 @@ from quizapp.models import (
     Submission,
     User,
     Variant,
+    quiz_order,
     utcnow,
 )
+from quizapp.models_instructor import Excusal, Extension
 
 if TYPE_CHECKING:
     pass
 
 
+from quizapp.services.deadlines import (
+    Schedule,
+    apply_best,
+    best_attempt,
+    credited,
+    schedule_for,
+)
 from quizapp.services.errors import NotFound
 from quizapp.services.totals import refresh_user_totals
+from quizapp.services.transactions import retry_conflicts
 
 log = logging.getLogger(__name__)
 
 
+@retry_conflicts
 def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
     """Rebuild the (user, exercise) progress row from its submissions; flush, do not commit.
 
     For regrades and integrity checks: the result equals what :func:`submit` maintains
-    incrementally (best score/points over graded attempts of variant 1, ``best_reached_at`` = the
-    first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first correct,
-    ``submissions_count`` and ``last_activity`` over all rows).  Points use the exercise's current
-    ``points``.  Returns None (and changes nothing) when there are no submissions and no row.
+    incrementally (best credited score over graded attempts of variant 1, ``best_reached_at`` =
+    the first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first
+    correct, ``submissions_count`` and ``last_activity`` over all rows, ``best_parts`` of a
+    multi-part exercise from the attempt reaching the best), through
+    ``deadlines.best_attempt`` / ``apply_best``: an instructor's override stays and wins.  Points
+    use the exercise's current ``points``.  Returns None (and changes nothing) when there are no
+    submissions and no row.
     """
     exercise = session.get(Exercise, exercise_id)
     if exercise is None:
@@ -58,12 +73,18 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
         progress = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
         session.add(progress)
     graded = [sub for sub, number in rows if sub.used_attempt and number == 1]
-    best = max((sub.score for sub in graded), default=0.0)
-    progress.best_score = best
-    progress.best_points = round(best * float(exercise.points), 6)
+    best = best_attempt(graded)
+    apply_best(progress, best, float(exercise.points))
     progress.attempts_used = len(graded)
-    progress.best_reached_at = next((sub.created_at for sub in graded if sub.score == best), None)
-    progress.solved_at = next((sub.created_at for sub in graded if sub.status == "correct"), None)
+    progress.best_parts = None
+    reached = next(
+        (s for s in graded if best.score > 0 and credited(s.score, s.credit) == best.score), None
+    )  # the attempt best_attempt chose (the first reaching the best score)
+    if reached is not None and (reached.verdict or {}).get("parts"):
+        from quizapp.services.part_answers import best_parts
+        from quizapp.services.variants import stored_variant
+
+        progress.best_parts = best_parts(stored_variant(reached.variant), reached.verdict)
     progress.submissions_count = len(rows)
     progress.last_activity = max((sub.created_at for sub, _ in rows), default=None)
     top = session.scalar(
@@ -84,6 +105,8 @@ class ExerciseSummary:
 
     exercise: Exercise
     progress: Progress | None
+    #: the instructor excused the student from it: it counts neither earned nor available points
+    excused: bool = False
 
     @property
     def attempts_used(self) -> int:
@@ -122,25 +145,66 @@ class ExerciseSummary:
             "status": self.status,
             "best_score": self.best_score,
             "best_points": self.best_points,
+            "best_late": bool(self.progress.best_late) if self.progress else False,
+            "best_credit": float(self.progress.best_credit) if self.progress else 1.0,
+            "overridden": self.overridden,
+            "excused": self.excused,
             "attempts_used": self.attempts_used,
             "last_activity": self.last_activity.isoformat() if self.last_activity else None,
         }
 
+    @property
+    def overridden(self) -> bool:
+        """True when the instructor set these points by hand (an override)."""
+        return self.progress is not None and self.progress.override_points is not None
+
+
+def quiz_points(cells: Iterable[tuple[float, float | None, bool]]) -> tuple[float, float]:
+    """(points earned, points available) of a student on a quiz, from one ``(points, best
+    points or None when never attempted, excused)`` triple per live exercise of the quiz.
+
+    THE rule, in one place: an exercise the student is excused from counts in neither sum; the
+    others count their ``points`` as available and the student's ``best_points`` (late credit
+    and any override already applied, see ``services.submissions``) as earned.  Rounded to 6
+    decimals (the precision points are stored with).  The student page, the JSON API, the
+    exercise page's position, the gradebook and the score sent to the LMS all call it; the
+    scoreboard's SQL aggregate (``services.totals``) applies the same rule in SQL, and
+    tests/test_points_agree.py checks that all of them agree on random data.
+    """
+    earned = available = 0.0
+    for points, best, excused in cells:
+        if excused:
+            continue
+        available += float(points)
+        earned += float(best or 0.0)
+    return round(earned, 6), round(available, 6)
+
+
+def _summary_points(exercises: Iterable[ExerciseSummary]) -> tuple[float, float]:
+    return quiz_points((e.exercise.points, e.best_points, e.excused) for e in exercises)
+
 
 @dataclass
 class QuizSummary:
-    """A quiz with its (non-archived) exercises and the student's points."""
+    """A quiz with its (non-archived) exercises, the student's points and their deadlines
+    (``schedule``: the quiz's closing time, their extension, the late periods)."""
 
     quiz: Quiz
     exercises: list[ExerciseSummary]
+    schedule: Schedule | None = None
+
+    def accepting(self, now: datetime | None = None) -> bool:
+        """True while the student's answers are still graded (on time, extended or late)."""
+        schedule = self.schedule or schedule_for(self.quiz)
+        return schedule.credit_at(now or utcnow()) is not None
 
     @property
     def points_available(self) -> float:
-        return float(sum(e.exercise.points for e in self.exercises))
+        return _summary_points(self.exercises)[1]
 
     @property
     def points_earned(self) -> float:
-        return float(sum(e.best_points for e in self.exercises))
+        return _summary_points(self.exercises)[0]
 
     @property
     def percent(self) -> int:
@@ -154,27 +218,45 @@ class QuizSummary:
         return sum(1 for e in self.exercises if e.status == "solved")
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON: times as ISO 8601 with the course zone's offset; ``closes`` is the quiz's,
+        ``my_closes`` the student's own (their extension's), ``late`` the late periods as they
+        apply to the student, ``open`` whether their answers are still graded."""
         q = self.quiz
+        schedule = self.schedule or schedule_for(q)
+        zone = schedule.zone
         return {
             "id": q.id,
             "title": q.title,
             "description": q.description,
-            "opens": q.opens_at.isoformat() if q.opens_at else None,
-            "closes": q.closes_at.isoformat() if q.closes_at else None,
-            "open": q.is_open(),
+            "timezone": zone.key,
+            "opens": iso(q.opens_at, zone),
+            "closes": iso(q.closes_at, zone),
+            "my_closes": iso(schedule.own_closes, zone),
+            "extension_credit": schedule.extension_credit,
+            "late": [
+                {"until": iso(p.end, zone), "credit": p.credit} for p in schedule.late_periods
+            ],
+            "open": self.accepting(),
             "points_available": self.points_available,
             "points_earned": self.points_earned,
             "exercises": [e.to_dict() for e in self.exercises],
         }
 
 
+def _excused(session: Session, user_id: int) -> set[str]:
+    """The ids of the exercises ``user_id`` is excused from."""
+    return set(session.scalars(select(Excusal.exercise_id).where(Excusal.user_id == user_id)))
+
+
 def quiz_summaries(
     session: Session, user: User, quiz_ids: Sequence[str] | None = None
 ) -> list[QuizSummary]:
-    """The visible quizzes (not archived; opened, unless ``user`` is an instructor), in order,
-    with the student's progress on each exercise.  Two queries, whatever the number of quizzes."""
+    """The visible quizzes (not archived; opened, unless ``user`` is an instructor), in course
+    order (``models.quiz_order``), with the student's progress on each exercise and their
+    schedule.  Two queries (three when a quiz closes: the student's extensions), whatever the
+    number of quizzes."""
     now = utcnow()
-    stmt = select(Quiz).where(Quiz.archived.is_(False)).order_by(Quiz.position, Quiz.id)
+    stmt = select(Quiz).where(Quiz.archived.is_(False)).order_by(*quiz_order())
     if quiz_ids is not None:
         stmt = stmt.where(Quiz.id.in_(list(quiz_ids)))
     quizzes = [
@@ -191,7 +273,84 @@ def quiz_summaries(
         p.exercise_id: p
         for p in session.scalars(select(Progress).where(Progress.user_id == user.id))
     }
+    excused = _excused(session, user.id)
     by_quiz: dict[str, list[ExerciseSummary]] = {q.id: [] for q in quizzes}
     for ex in exercises:
-        by_quiz[ex.quiz_id].append(ExerciseSummary(ex, progress.get(ex.id)))
-    return [QuizSummary(q, by_quiz[q.id]) for q in quizzes]
+        by_quiz[ex.quiz_id].append(ExerciseSummary(ex, progress.get(ex.id), ex.id in excused))
+    extensions: dict[str, Extension] = {}
+    if not user.is_instructor and any(q.closes_at is not None for q in quizzes):
+        extensions = {
+            e.quiz_id: e
+            for e in session.scalars(select(Extension).where(Extension.user_id == user.id))
+        }
+    return [QuizSummary(q, by_quiz[q.id], schedule_for(q, extensions.get(q.id))) for q in quizzes]
+
+
+@dataclass
+class QuizPosition:
+    """Where an exercise sits in its quiz, for the exercise page: the quiz's live exercises in
+    order with the student's progress on each (``exercises``) and the 0-based ``index`` of the
+    exercise among them."""
+
+    exercises: list[ExerciseSummary]
+    index: int
+
+    @property
+    def number(self) -> int:
+        """The exercise's 1-based number in the quiz ("exercise 3 of 9")."""
+        return self.index + 1
+
+    @property
+    def count(self) -> int:
+        return len(self.exercises)
+
+    @property
+    def previous(self) -> ExerciseSummary | None:
+        return self.exercises[self.index - 1] if self.index > 0 else None
+
+    @property
+    def next(self) -> ExerciseSummary | None:
+        return self.exercises[self.index + 1] if self.index + 1 < self.count else None
+
+    @property
+    def solved(self) -> int:
+        return sum(1 for e in self.exercises if e.status == "solved")
+
+    @property
+    def finished(self) -> int:
+        """Exercises solved or out of attempts."""
+        return sum(1 for e in self.exercises if e.status in ("solved", "out_of_attempts"))
+
+    @property
+    def points_earned(self) -> float:
+        return _summary_points(self.exercises)[0]
+
+    @property
+    def points_available(self) -> float:
+        return _summary_points(self.exercises)[1]
+
+
+_QUIZ_POSITION = (
+    select(Exercise, Progress, Excusal.id)
+    .outerjoin(
+        Progress,
+        (Progress.exercise_id == Exercise.id) & (Progress.user_id == bindparam("uid")),
+    )
+    .outerjoin(
+        Excusal,
+        (Excusal.exercise_id == Exercise.id) & (Excusal.user_id == bindparam("uid")),
+    )
+    .where(Exercise.quiz_id == bindparam("qid"), Exercise.archived.is_(False))
+    .order_by(Exercise.position, Exercise.id)
+)
+
+
+def quiz_position(session: Session, user: User, exercise: Exercise) -> QuizPosition:
+    """The :class:`QuizPosition` of ``exercise`` for ``user``, in one query (the quiz's
+    non-archived exercises, ordered as on the quiz list, with the user's progress rows)."""
+    rows = session.execute(_QUIZ_POSITION, {"uid": user.id, "qid": exercise.quiz_id}).all()
+    summaries = [
+        ExerciseSummary(ex, progress, excusal is not None) for ex, progress, excusal in rows
+    ]
+    index = next((i for i, s in enumerate(summaries) if s.exercise.id == exercise.id), 0)
+    return QuizPosition(summaries, index)

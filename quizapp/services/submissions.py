@@ -8,13 +8,15 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from quizapp import signals
 from quizapp.models import (
     Exercise,
+    Progress,
     Submission,
     User,
     Variant,
@@ -33,13 +35,23 @@ from quizapp.services.answer_input import (
     encode_raw_answer,
     normalize_answer,
 )
-from quizapp.services.errors import Conflict, Forbidden
+from quizapp.services.deadlines import Credit, attempt_credit, credited
+from quizapp.services.deadlines import exercise_points as points_of
+from quizapp.services.errors import BadRequest, Conflict
+from quizapp.services.part_answers import (
+    best_parts,
+    check_part_shapes,
+    merge,
+    normalize_part_answers,
+    part_state,
+    part_verdicts,
+)
 from quizapp.services.totals import refresh_user_totals
-from quizapp.services.transactions import begin_write, commit_keeping_loaded
+from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 from quizapp.services.variants import (
     VariantState,
     check_quiz_visible,
-    ensure_progress,
+    create_progress,
     get_exercise,
     get_or_create_variant,
     stored_variant,
@@ -48,23 +60,61 @@ from quizapp.services.variants import (
 log = logging.getLogger(__name__)
 
 
-#: Under the write lock: the columns of the variant and of its exercise that the submit decides
-#: on, as plain values (SQLAlchemy Core on the tables: no ORM objects built; ``submit`` gives the
-#: values to the objects it already holds).
-_VARIANT_FOR_SUBMIT = (
+_PROGRESS_T, _VARIANT_T, _EXERCISE_T = Progress.__table__, Variant.__table__, Exercise.__table__
+#: Under the write lock, in one statement (SQLAlchemy Core: plain values, no ORM objects): the
+#: student's progress row on the variant's exercise (locked on PostgreSQL: ``FOR UPDATE OF
+#: progress``), the variant's number, re-key time and finished time, and its exercise's attempts
+#: and points.  No row: the student has no progress row yet (a first submit), or the variant is
+#: gone.
+_LOCKED_STATE = (
     select(
-        Variant.__table__.c.variant_number,
-        Variant.__table__.c.rekeyed_at,
-        Variant.__table__.c.finished_at,
-        Exercise.__table__.c.attempts,
-        Exercise.__table__.c.points,
+        _PROGRESS_T.c.id,
+        _PROGRESS_T.c.current_variant,
+        _PROGRESS_T.c.submissions_count,
+        _PROGRESS_T.c.attempts_used,
+        _PROGRESS_T.c.best_score,
+        _PROGRESS_T.c.best_credit,
+        _PROGRESS_T.c.best_late,
+        _PROGRESS_T.c.best_points,
+        _PROGRESS_T.c.override_points,
+        _PROGRESS_T.c.best_reached_at,
+        _PROGRESS_T.c.solved_at,
+        _PROGRESS_T.c.best_parts,
+        _VARIANT_T.c.variant_number,
+        _VARIANT_T.c.rekeyed_at,
+        _VARIANT_T.c.finished_at,
+        _EXERCISE_T.c.attempts,
+        _EXERCISE_T.c.points,
     )
-    .join_from(
-        Variant.__table__,
-        Exercise.__table__,
-        Variant.__table__.c.exercise_id == Exercise.__table__.c.id,
+    .select_from(
+        _VARIANT_T.join(_EXERCISE_T, _EXERCISE_T.c.id == _VARIANT_T.c.exercise_id).join(
+            _PROGRESS_T,
+            and_(
+                _PROGRESS_T.c.user_id == _VARIANT_T.c.user_id,
+                _PROGRESS_T.c.exercise_id == _VARIANT_T.c.exercise_id,
+            ),
+        )
     )
-    .where(Variant.__table__.c.id == bindparam("vid"))
+    .where(_VARIANT_T.c.id == bindparam("vid"))
+    .with_for_update(of=_PROGRESS_T)
+)
+#: The progress row after a submit: every column the submit maintains, computed from the values
+#: read under the lock (those it does not change are written back as read).
+_UPDATE_PROGRESS = (
+    update(_PROGRESS_T)
+    .where(_PROGRESS_T.c.id == bindparam("pid"))
+    .values(
+        submissions_count=bindparam("new_count"),
+        last_activity=bindparam("new_activity"),
+        attempts_used=bindparam("new_used"),
+        best_score=bindparam("new_best"),
+        best_credit=bindparam("new_best_credit"),
+        best_late=bindparam("new_best_late"),
+        best_points=bindparam("new_best_points"),
+        best_reached_at=bindparam("new_reached"),
+        solved_at=bindparam("new_solved"),
+        best_parts=bindparam("new_best_parts"),
+    )
 )
 _INSERT_SUBMISSION = insert(Submission.__table__)
 _SUBMISSIONS = (
@@ -108,6 +158,8 @@ class SubmitResult:
                 "attempts": self.attempts,
                 "attempts_left": self.attempts_left,
                 "points": self.points,
+                "late": self.submission.late,
+                "credit": self.submission.credit,
                 "best_points": self.best_points,
                 "solved": self.solved,
                 "finished": self.finished,
@@ -116,11 +168,19 @@ class SubmitResult:
         return out
 
 
-def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
+def _grade(
+    bank_variant: BankVariant,
+    answer: str | list[list[str]] | dict[str, Any],
+    locked: set[str] | None = None,
+) -> Verdict:
     from quizapp.bank import grade_answer
     from quizapp.grading import Verdict
 
     try:
+        if isinstance(answer, dict):
+            from quizapp.bank.parts import grade_parts
+
+            return grade_parts(bank_variant, answer, locked=frozenset(locked or ()))
         return grade_answer(bank_variant, answer)
     except Exception:  # a grader bug must not lose the submission nor cost an attempt
         log.exception("grading failed for %s seed %s", bank_variant.exercise_id, bank_variant.seed)
@@ -133,6 +193,9 @@ def _grade(bank_variant: BankVariant, answer: str | list[list[str]]) -> Verdict:
 
 
 def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
+    """The stored verdict: the grading contract's dict, the mistakes' sentences, the invalid
+    cell (and, for a multi-part answer, ``quizapp.services.part_answers.part_verdicts`` adds
+    the same per part)."""
     out = verdict.to_dict()
     out["mistake_messages"] = [m.message for m in verdict.mistakes]
     cell = getattr(verdict, "invalid_cell", None)
@@ -154,6 +217,7 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+@retry_conflicts
 def submit(
     session: Session,
     user: User,
@@ -178,7 +242,11 @@ def submit(
     variant was opened in another tab) is refused with ``Conflict``, uses no attempt and stores
     nothing.
 
-    ``answer`` is the text as typed or a grid (list of rows of cell strings).  In ONE transaction
+    ``answer`` is the text as typed or a grid (list of rows of cell strings); for a multi-part
+    exercise a dict part name -> text or grid, which may answer some parts only: the others keep
+    their answers of the variant's last graded submission and a part already correct keeps its
+    answer (``quizapp.services.part_answers``); the whole answer is stored and graded, one
+    attempt per graded submission.  In ONE transaction
     (serialized per database on SQLite, per progress row on PostgreSQL): the ``Submission`` is
     appended and the ``Progress`` row updated.  Rules:
 
@@ -188,55 +256,73 @@ def submit(
     - on a finished variant (solved, or no attempts left) anything else is refused (``Conflict``)
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
-      after committing such a graded attempt it sends ``quizapp.signals.score_changed``.
+      after committing such a graded attempt it sends ``quizapp.signals.score_changed``;
+    - after the quiz closes, ``quizapp.services.deadlines.attempt_credit`` says what the answer
+      earns (late credit, the student's extension) or refuses it; the credit is stored with the
+      submission and the best score counts the credited value.
 
     Raises ``BadRequest`` (malformed answer, or a grid whose shape differs from the one the form
     shows: see :func:`check_grid_shape`), ``NotFound`` (unknown exercise), ``Forbidden``
     (quiz not open), ``Conflict`` (finished).
     """
-    answer = normalize_answer(answer)
+    multi = isinstance(answer, dict)
+    answer = normalize_part_answers(answer) if multi else normalize_answer(answer)
     exercise = get_exercise(session, exercise_id)
-    check_quiz_visible(exercise.quiz, user)
-    if not user.is_instructor and exercise.quiz.closes_at is not None:
-        if (now or utcnow()) >= exercise.quiz.closes_at:
-            raise Forbidden(
-                f"The quiz '{exercise.quiz.title}' closed on "
-                f"{exercise.quiz.closes_at:%Y-%m-%d %H:%M} UTC; answers are no longer accepted."
-            )
+    now = now or utcnow()
+    check_quiz_visible(exercise.quiz, user, now)
+    credit = attempt_credit(session, exercise.quiz, user, now)  # Forbidden when too late
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = get_or_create_variant(session, user, exercise, seed_secret)
     if for_variant is not None and for_variant != variant.id:
         raise Conflict(
-            "This answer was written for a variant that is no longer your current one (a new "
-            f"variant, number {variant.variant_number}, was opened since); it was not graded "
-            "and used no attempt. Here is your current variant."
+            "This answer was written for a variant that is no longer your current one (your "
+            f"current variant is number {variant.variant_number}); it was not graded and used no "
+            "attempt. Reload the exercise to see your current variant."
         )
     bank_variant = stored_variant(variant)
-    check_grid_shape(bank_variant.answer_form, answer)
-    answer_format, raw = encode_raw_answer(answer)
-    answer_hash = hashlib.sha256(
-        canonical_answer(answer).encode("utf-8", "surrogatepass")
-    ).hexdigest()
+    posted = answer
+    state_id: int | None = None
+    locked: set[str] = set()
+    taken: list[str] = []
+    ignored: list[str] = []
+    if bank_variant.parts:
+        if not multi:
+            names = ", ".join(p.name for p in bank_variant.parts)
+            raise BadRequest(
+                f"This exercise has parts ({names}): answer them by name, e.g. "
+                f'{{"parts": {{"{bank_variant.parts[0].name}": ...}}}}.'
+            )
+        check_part_shapes(bank_variant, posted)
+        previous, locked, state_id = part_state(bank_variant, submission_rows(session, variant.id))
+        answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+    elif multi:
+        raise BadRequest("This exercise has one answer, not parts: send the answer itself.")
+    else:
+        check_grid_shape(bank_variant.answer_form, answer)
     # Grade outside the lock (pure and possibly slow) against the stored variant; a regrade that
     # changes its key meanwhile is noticed below (``rekeyed_at``).
-    verdict = _grade(bank_variant, answer)
+    verdict = _grade(bank_variant, answer, locked)
     rekeyed_at = variant.rekeyed_at
     user_id, variant_id = user.id, variant.id
 
-    # Under the write lock, every row the decision depends on is read again from the database:
-    # the progress row (locked, populate_existing: it is updated through the ORM), the variant's
-    # number, re-key time and finished time with its exercise's attempts and points (Core), and the
-    # variant's submissions as plain rows (the attempts used, solved, best score, an identical
-    # earlier answer; the page lists them too).  Nothing else is expired or re-read.
+    # Under the write lock, every value the decision depends on is read again from the database,
+    # as plain values: the progress row (locked), the variant's number, re-key time and finished
+    # time with its exercise's attempts and points (one statement), and the variant's submissions
+    # (the attempts used, solved, best score, an identical earlier answer; the page lists them
+    # too).  Nothing else is expired or re-read.
     begin_write(session, expire=False)
-    progress = ensure_progress(session, user, exercise, lock=True)
-    found = session.execute(_VARIANT_FOR_SUBMIT, {"vid": variant_id}).first()
-    if found is None:  # deleted meanwhile (the student's data was erased)
+    found = session.execute(_LOCKED_STATE, {"vid": variant_id}).first()
+    if found is None:  # a first submit: create the progress row (locked until commit), read again
+        create_progress(session, user_id, exercise.id)
+        found = session.execute(_LOCKED_STATE, {"vid": variant_id}).first()
+    if found is None:  # the variant was deleted meanwhile (the student's data was erased)
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
-    number, rekeyed_now, finished_at, attempts, exercise_points = found
-    if progress.current_variant != number or rekeyed_now != rekeyed_at:
+    (progress_id, current_number, count, progress_used, best_score, best_credit, best_late,
+     best_points, override_points, reached_at, solved_at, parts_best, number, rekeyed_now,
+     finished_at, attempts, exercise_points) = found  # fmt: skip
+    if current_number != number or rekeyed_now != rekeyed_at:
         session.rollback()
         raise Conflict("The exercise changed while you answered; reload it and try again.")
     # The objects held take the values read under the lock, as unchanged database state (what a
@@ -245,16 +331,21 @@ def submit(
     set_committed_value(variant, "finished_at", finished_at)
     set_committed_value(exercise, "attempts", attempts)
     set_committed_value(exercise, "points", exercise_points)
-    now = now or utcnow()
     submissions = submission_rows(session, variant.id)
+    if bank_variant.parts:
+        previous, locked_now, state_now = part_state(bank_variant, submissions)
+        if state_now != state_id:
+            # Another submission of this variant was stored meanwhile (another tab): the parts
+            # it answered or locked are merged in, and the answer graded again here (rare).
+            locked = locked_now
+            answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+            verdict = _grade(bank_variant, answer, locked)
+    answer_format, raw = encode_raw_answer(answer)
+    answer_hash = hashlib.sha256(
+        canonical_answer(answer).encode("utf-8", "surrogatepass")
+    ).hexdigest()
     graded = [sub for sub in submissions if sub.used_attempt]
-    # The same figures as variant_state()'s aggregate, from the rows.
-    state = VariantState(
-        attempts=int(exercise.attempts),
-        attempts_used=len(graded),
-        solved=any(sub.status == "correct" for sub in graded),
-        best_score=max((float(sub.score) for sub in graded), default=0.0),
-    )
+    state = VariantState.of(submissions, exercise.attempts)
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()
@@ -271,12 +362,17 @@ def submit(
             earlier.parsed,
         )
         used = False
+        credit = Credit(earlier.credit, earlier.late)
         vdict["message"] = (
             "You already submitted this answer; it used no attempt. "
             + str(vdict.get("message", ""))
         ).strip()
     else:
         vdict = json_safe(_verdict_dict(verdict))
+        if bank_variant.parts and verdict.parts is not None:
+            vdict = part_verdicts(
+                bank_variant, verdict, vdict, taken=taken, ignored=ignored, locked_before=locked
+            )
         score = float(verdict.score) if verdict.score == verdict.score else 0.0
         score = min(1.0, max(0.0, score))
         status = verdict.status
@@ -284,7 +380,7 @@ def submit(
         parsed = json_safe(verdict.parsed)
         used = verdict.status != "invalid"
 
-    points = round(score * float(exercise.points), 6)
+    points = round(score * credit.credit * float(exercise.points), 6)
     values = dict(
         variant_id=variant.id,
         user_id=user_id,
@@ -300,6 +396,8 @@ def submit(
         points=points,
         mistakes=mistakes,
         used_attempt=used,
+        late=credit.late,
+        credit=credit.credit,
         attempt_number=state.attempts_used + 1 if used else None,
         duplicate_of_id=earlier.id if earlier is not None else None,
         source=source,
@@ -314,24 +412,44 @@ def submit(
     attempts_used = state.attempts_used + (1 if used else 0)
     solved = state.solved or (used and status == "correct")
     finished = solved or attempts_used >= state.attempts
-    progress.submissions_count = (progress.submissions_count or 0) + 1
-    progress.last_activity = now
-    if not variant.is_practice and used:
-        progress.attempts_used = attempts_used
-        if score > (progress.best_score or 0.0):
-            progress.best_score = score
-            progress.best_points = round(score * float(exercise.points), 6)
-            progress.best_reached_at = now
-        elif progress.best_reached_at is None:
-            progress.best_reached_at = now  # first graded attempt, score 0
-        if status == "correct" and progress.solved_at is None:
-            progress.solved_at = now
+    graded_here = not variant.is_practice and used  # only variant 1 counts for the score
+    if graded_here:
+        progress_used = attempts_used
+        if credited(score, credit.credit) > (best_score or 0.0):
+            best_score = credited(score, credit.credit)
+            best_credit, best_late = credit.credit, credit.late
+            best_points = points_of(best_score, exercise.points, override_points)
+            reached_at = now
+            parts_best = best_parts(bank_variant, vdict)
+        elif reached_at is None:
+            reached_at = now  # first graded attempt, score 0
+        if status == "correct" and solved_at is None:
+            solved_at = now
+    session.execute(
+        _UPDATE_PROGRESS,
+        {
+            "pid": progress_id,
+            "new_count": (count or 0) + 1,
+            "new_activity": now,
+            "new_used": progress_used,
+            "new_best": best_score,
+            "new_best_credit": best_credit,
+            "new_best_late": best_late,
+            "new_best_points": best_points,
+            "new_reached": reached_at,
+            "new_solved": solved_at,
+            "new_best_parts": parts_best,
+        },
+    )
+    held = session.identity_map.get(identity_key(Progress, progress_id))
+    if held is not None:
+        session.expire(held)  # a Progress object the caller holds reloads what was written
     if finished and variant.finished_at is None:
         variant.finished_at = now
-    if not variant.is_practice and used:
+    if graded_here:
         refresh_user_totals(session, user_id)
     commit_keeping_loaded(session)  # the rows are what was just written: no reload
-    if not variant.is_practice and used:
+    if graded_here:
         # After the commit: receivers (the LMS grade queue) see the stored attempt.
         signals.score_changed.send(
             session, user_id=user_id, exercise_id=exercise.id, quiz_id=exercise.quiz_id
@@ -347,7 +465,7 @@ def submit(
         solved=solved,
         finished=finished,
         points=points,
-        best_points=float(progress.best_points or 0.0),
+        best_points=float(best_points or 0.0),
         submissions=[*submissions, row],
     )
 
@@ -379,6 +497,8 @@ class SubmissionRow(VerdictView):
     points: float
     mistakes: list[str]
     used_attempt: bool
+    late: bool
+    credit: float
     attempt_number: int | None
     duplicate_of_id: int | None
     source: str

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 import quizapp.services.totals as totals
+from quizapp.services.deadlines import exercise_points_sql, store_late_periods
 from quizapp.services.transactions import begin_write
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,9 @@ def _error_target(root: Path, error_file: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncReport:
+def sync_bank(
+    session: Session, bank: Bank, root: Path | None = None, *, seeds: int | None = None
+) -> SyncReport:
     """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
 
     - A new exercise is added with its first ``ExerciseVersion``; an exercise whose YAML changed
@@ -90,17 +93,54 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
       if it comes back.
     - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
       stored on the exercise (``sync_error``) and reported.
-    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``.
+    - So does a new version (a YAML text the database does not have yet) for which any of
+      ``seeds`` sampled seeds (default ``quizapp.bank.check.SAMPLE_SEEDS``) would show a
+      student a broken variant (``quizapp.bank.check.sample_problems``: it does not generate,
+      its answer is empty or not finite, or the expected answer does not grade correct); a new
+      exercise with such a problem is not added.  The error says where (file:line) and how many
+      seeds fail.
+    - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
+      (``deadlines.exercise_points``: an override keeps its points).
+    - A quiz's times are the instants ``load_bank`` read in the course zone; the zone's name
+      and the late periods are stored with the quiz (``quizzes.timezone``, ``quizzes.late``).
     """
     from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
 
+    from quizapp.bank.check import SAMPLE_SEEDS, sample_problems
+
     report = SyncReport()
     root = root or Path(".")
+    seeds = SAMPLE_SEEDS if seeds is None else seeds
+    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
+    versions: set[tuple[str, str]] = {
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
+    }
+    # New versions are sampled before the write transaction (pure and possibly slow): one that
+    # fails for a sampled seed is not synced, as a file with errors.
+    exercises = dict(bank.exercises)
+    refused: dict[str, str] = {}
+    for ex in bank.exercises.values():
+        if seeds <= 0 or (ex.id, ex.content_hash) in versions:
+            continue
+        problems = sample_problems(ex, seeds)
+        if problems:
+            del exercises[ex.id]
+            refused[ex.id] = str(problems[0])
+            report.errors.append(refused[ex.id])
     begin_write(session)
     now = utcnow()
+    versions = {  # again, under the write lock (another sync may have added some meanwhile)
+        (exercise_id, digest)
+        for exercise_id, digest in session.execute(
+            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
+        )
+    }
 
     errored_quizzes: set[str] = set()
-    errored_exercises: dict[str, str] = {}
+    errored_exercises: dict[str, str] = dict(refused)
     for err in bank.errors:
         text = str(err)
         report.errors.append(text)
@@ -120,9 +160,11 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
             row.archived = False
         row.title = quiz.title
         row.description = quiz.description or ""
-        row.position = int(quiz.order or 0)
+        row.position = None if quiz.order is None else int(quiz.order)
         row.opens_at = quiz.opens
         row.closes_at = quiz.closes
+        row.late = store_late_periods(getattr(quiz, "late", None) or [])
+        row.timezone = str(getattr(quiz, "timezone", None) or "UTC")
         if row.content_hash != quiz.content_hash:
             row.content_hash = quiz.content_hash
             row.updated_at = now
@@ -130,13 +172,6 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     session.flush()
 
     existing = {e.id: e for e in session.scalars(select(Exercise))}
-    # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
-    versions: set[tuple[str, str]] = {
-        (exercise_id, digest)
-        for exercise_id, digest in session.execute(
-            select(ExerciseVersion.exercise_id, ExerciseVersion.content_hash)
-        )
-    }
     repoint: list[tuple[str, float]] = []
     new_versions: list[dict[str, Any]] = []
     new_exercises: list[dict[str, Any]] = []
@@ -146,7 +181,7 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
             positions[ex_id] = i
 
     known_quizzes = set(bank.quizzes) | set(existing_quizzes)
-    for ex in bank.exercises.values():
+    for ex in exercises.values():
         if ex.quiz_id not in known_quizzes:
             report.errors.append(
                 f"{ex.path}: its quiz folder {ex.quiz_id!r} has no valid quiz.yaml; not synced"
@@ -226,11 +261,11 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
         session.execute(
             update(Progress)
             .where(Progress.exercise_id == ex_id)
-            .values(best_points=Progress.best_score * points)
+            .values(best_points=exercise_points_sql(points))
         )
 
     for ex_id, row in existing.items():
-        if ex_id in bank.exercises:
+        if ex_id in exercises:
             continue
         if ex_id in errored_exercises:
             row.sync_error = errored_exercises[ex_id]
@@ -259,8 +294,14 @@ def sync_bank(session: Session, bank: Bank, root: Path | None = None) -> SyncRep
     return report
 
 
-def sync_folder(session: Session, root: Path) -> SyncReport:
-    """``load_bank(root)`` then :func:`sync_bank`.  A missing folder archives nothing."""
+def sync_folder(
+    session: Session, root: Path, zone: Any = None, *, seeds: int | None = None
+) -> SyncReport:
+    """``load_bank(root, zone)`` then :func:`sync_bank`.  A missing folder archives nothing.
+
+    ``zone``: the course time zone (``QUIZAPP_TIMEZONE``: an IANA name or ``ZoneInfo``; default
+    UTC) in which the quizzes' wall-clock times are read; ``seeds``: how many seeds to sample per
+    new version (default ``quizapp.bank.check.SAMPLE_SEEDS``)."""
     from quizapp.bank import load_bank
 
     root = Path(root)
@@ -268,4 +309,4 @@ def sync_folder(session: Session, root: Path) -> SyncReport:
         report = SyncReport()
         report.errors.append(f"{root}: the exercises folder does not exist")
         return report
-    return sync_bank(session, load_bank(root), root)
+    return sync_bank(session, load_bank(root, zone), root, seeds=seeds)

@@ -27,9 +27,11 @@ Kept current in the transaction that changes its inputs:
   fingerprint differs from the bank's current one (so a sync needs no hook and can never leave the
   totals stale).
 
-On PostgreSQL the refresh of one student locks their ``users`` row (``FOR UPDATE``) before reading
-their progress rows, so two concurrent submits of the same student cannot each write totals that
-miss the other's progress change; a rebuild of many students locks the table (``EXCLUSIVE``:
+On PostgreSQL the refresh of one student locks their ``users`` row (``FOR NO KEY UPDATE``) before
+reading their progress rows, so two concurrent submits of the same student cannot each write
+totals that miss the other's progress change (the second waits for the first to commit, then reads
+its rows); the lock does not conflict with the ``KEY SHARE`` lock a submission's insert takes on
+that row (its foreign key), which ``FOR UPDATE`` did: two submits to two exercises deadlocked; a rebuild of many students locks the table (``EXCLUSIVE``:
 reads go on, writers wait).  On SQLite writes are serialized by ``BEGIN IMMEDIATE`` already.
 """
 
@@ -133,7 +135,13 @@ def _one_student_statements() -> tuple[Any, ...]:
     uid = bindparam("user_id", type_=Integer())
     mine = lambda col: col == uid  # noqa: E731
     return (
-        select(User.id).where(User.id == uid).with_for_update(),
+        # FOR NO KEY UPDATE: it waits for another refresh of the same student (which holds the
+        # same lock until commit), but not for the KEY SHARE lock that this transaction's and a
+        # concurrent transaction's inserts (submission, progress: foreign keys to users) take on
+        # the row.  FOR UPDATE conflicts with KEY SHARE: two submits of one student to two
+        # exercises each held KEY SHARE and waited for the other's, a deadlock (PostgreSQL's
+        # row-level lock table: FOR NO KEY UPDATE does not conflict with FOR KEY SHARE).
+        select(User.id).where(User.id == uid).with_for_update(key_share=True),
         delete(table).where(table.c.user_id == uid),
         *(
             insert(table).from_select(columns, _aggregate(scope, mine))

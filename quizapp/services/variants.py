@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, func, inspect, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, joinedload, undefer_group
-from sqlalchemy.orm.util import identity_key
+from sqlalchemy.orm import Load, Session, joinedload, undefer_group
 
+from quizapp import coursetime
 from quizapp.models import (
     Exercise,
     Progress,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 
 from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
-from quizapp.services.transactions import begin_write, commit_keeping_loaded
+from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -145,17 +146,32 @@ def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
 
 def get_exercise(session: Session, exercise_id: str, *, include_archived: bool = False) -> Exercise:
     """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
+    _check_exercise_id(exercise_id)
+    # The quiz comes in the same statement (every caller checks it is open); an exercise the
+    # session already holds (the submit after the page's read) is used as is.
+    exercise = session.get(Exercise, exercise_id, options=[joinedload(Exercise.quiz)])
+    return _live_exercise(exercise, include_archived)
+
+
+def get_exercise_and_variant(
+    session: Session, exercise_id: str, user: User
+) -> tuple[Exercise, Variant | None]:
+    """The exercise ``exercise_id`` (as :func:`get_exercise`, archived ones refused) with the
+    student's current variant and what it stores, or None when they have none yet (then
+    :func:`get_or_create_variant` creates it): one statement for what the exercise page reads
+    first.  Raises ``NotFound`` as :func:`get_exercise`."""
+    _check_exercise_id(exercise_id)
+    row = session.execute(_EXERCISE_AND_VARIANT, {"eid": exercise_id, "uid": user.id}).first()
+    exercise = _live_exercise(row[0] if row is not None else None, False)
+    return exercise, row[1]  # type: ignore[index]
+
+
+def _check_exercise_id(exercise_id: object) -> None:
     if not isinstance(exercise_id, str) or not EXERCISE_ID_RE.fullmatch(exercise_id):
         raise NotFound("There is no such exercise.")
-    # The quiz comes in the same statement (every caller checks it is open).  An exercise the
-    # session already holds with its quiz (the submit after the route's read) is used as is, as
-    # ``session.get`` would; otherwise one prebuilt SELECT (``session.get`` builds and hashes a
-    # new one per call).
-    held = session.identity_map.get(identity_key(Exercise, exercise_id))
-    if held is not None and not inspect(held).expired and "quiz" in held.__dict__:
-        exercise: Exercise | None = held
-    else:
-        exercise = session.scalar(_EXERCISE_WITH_QUIZ, {"eid": exercise_id})
+
+
+def _live_exercise(exercise: Exercise | None, include_archived: bool) -> Exercise:
     if exercise is None or (exercise.archived and not include_archived):
         raise NotFound("There is no such exercise.")
     if not include_archived and exercise.quiz.archived:
@@ -169,7 +185,8 @@ def check_quiz_visible(quiz: Quiz, user: User, now: datetime | None = None) -> N
     if user.is_instructor:
         return
     if quiz.opens_at is not None and now < quiz.opens_at:
-        raise Forbidden(f"The quiz '{quiz.title}' opens on {quiz.opens_at:%Y-%m-%d %H:%M} UTC.")
+        opens = coursetime.show(quiz.opens_at, coursetime.parse_zone(quiz.timezone or "UTC"))
+        raise Forbidden(f"The quiz '{quiz.title}' opens on {opens}.")
 
 
 # The statements of the exercise page and the submit, built once with bound parameters (``uid``,
@@ -191,24 +208,36 @@ _FIND_VARIANT = (
         Variant.variant_number == bindparam("num"),
     )
 )
-#: The current variant (numbered by the progress row, 1 without one) with what it stores.
+#: The number of the student's current variant: the one in their progress row, 1 without one.
+_CURRENT_NUMBER = func.coalesce(
+    select(Progress.current_variant)
+    .where(Progress.user_id == bindparam("uid"), Progress.exercise_id == bindparam("eid"))
+    .scalar_subquery(),
+    1,
+)
+#: The current variant with what it stores.
 _CURRENT_VARIANT = (
     select(Variant)
     .options(undefer_group("stored"))
     .where(
         Variant.user_id == bindparam("uid"),
         Variant.exercise_id == bindparam("eid"),
-        Variant.variant_number
-        == func.coalesce(
-            select(Progress.current_variant)
-            .where(Progress.user_id == bindparam("uid"), Progress.exercise_id == bindparam("eid"))
-            .scalar_subquery(),
-            1,
-        ),
+        Variant.variant_number == _CURRENT_NUMBER,
     )
 )
-_EXERCISE_WITH_QUIZ = (
-    select(Exercise).options(joinedload(Exercise.quiz)).where(Exercise.id == bindparam("eid"))
+#: The exercise with its quiz and, when it exists, the student's current variant.
+_EXERCISE_AND_VARIANT = (
+    select(Exercise, Variant)
+    .outerjoin(
+        Variant,
+        and_(
+            Variant.exercise_id == Exercise.id,
+            Variant.user_id == bindparam("uid"),
+            Variant.variant_number == _CURRENT_NUMBER,
+        ),
+    )
+    .options(joinedload(Exercise.quiz), Load(Variant).undefer_group("stored"))
+    .where(Exercise.id == bindparam("eid"))
 )
 
 
@@ -237,21 +266,30 @@ def ensure_progress(session: Session, user: User, exercise: Exercise, *, lock: b
     row = session.scalar(stmt, params)
     if row is not None:
         return row
+    created = create_progress(session, user.id, exercise.id)
+    if created is not None:
+        return created
+    row = session.scalar(stmt, params)  # created concurrently
+    assert row is not None
+    return row
+
+
+def create_progress(session: Session, user_id: int, exercise_id: str) -> Progress | None:
+    """Inside a write transaction: insert the (user, exercise) progress row (variant 1 current,
+    nothing used) and return it, or None when it exists already (created concurrently).  A row
+    inserted is the transaction's, locked until commit."""
+    params = {"uid": user_id, "eid": exercise_id}
     dialect = session.get_bind().dialect
     if dialect.name in ("sqlite", "postgresql") and dialect.insert_returning:
         # One statement: the unique (user_id, exercise_id) constraint guards the insert (no
-        # savepoint needed); a row we insert is ours and locked until commit.
-        created = session.scalar(_insert_progress(dialect.name), params)
-        if created is not None:
-            return created
-    else:
-        try:
-            with session.begin_nested():
-                session.add(Progress(user_id=user.id, exercise_id=exercise.id, current_variant=1))
-        except IntegrityError:
-            pass  # created concurrently; read it below
-    row = session.scalar(stmt, params)  # created concurrently
-    assert row is not None
+        # savepoint needed).
+        return session.scalar(_insert_progress(dialect.name), params)  # type: ignore[no-any-return]
+    try:
+        with session.begin_nested():
+            row = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
+            session.add(row)
+    except IntegrityError:
+        return None
     return row
 
 
@@ -336,6 +374,7 @@ def _insert_variant(
     return row
 
 
+@retry_conflicts
 def get_or_create_variant(
     session: Session,
     user: User,
@@ -388,26 +427,34 @@ class VariantState:
         """Solved or out of attempts: the worked solution may be shown."""
         return self.solved or self.attempts_left == 0
 
+    @classmethod
+    def of(cls, submissions: Iterable[Any], attempts: int) -> VariantState:
+        """The state of a variant allowing ``attempts`` from its ``submissions`` (anything with
+        ``used_attempt``, ``status`` and ``score``: ORM rows, ``SubmissionRow``, Core rows).
+        THE rule, used by the exercise page, ``submit`` (under its lock) and
+        :func:`variant_state`: graded attempts are the submissions that used an attempt; solved
+        when one of them is correct; the best score is their highest."""
+        graded = [s for s in submissions if s.used_attempt]
+        return cls(
+            attempts=int(attempts),
+            attempts_used=len(graded),
+            solved=any(s.status == "correct" for s in graded),
+            best_score=max((float(s.score) for s in graded), default=0.0),
+        )
+
 
 def variant_state(session: Session, variant: Variant) -> VariantState:
-    """Attempts used, solved, best score of ``variant`` (from its submissions)."""
-    used, solved, best = session.execute(
-        select(
-            func.count(Submission.id).filter(Submission.used_attempt.is_(True)),
-            func.count(Submission.id).filter(
-                Submission.used_attempt.is_(True), Submission.status == "correct"
-            ),
-            func.max(Submission.score).filter(Submission.used_attempt.is_(True)),
-        ).where(Submission.variant_id == variant.id)
-    ).one()
-    return VariantState(
-        attempts=int(variant.exercise.attempts),
-        attempts_used=int(used or 0),
-        solved=bool(solved),
-        best_score=float(best or 0.0),
-    )
+    """Attempts used, solved, best score of ``variant`` (:meth:`VariantState.of` its
+    submissions)."""
+    rows = session.execute(
+        select(Submission.used_attempt, Submission.status, Submission.score).where(
+            Submission.variant_id == variant.id
+        )
+    ).all()
+    return VariantState.of(rows, variant.exercise.attempts)
 
 
+@retry_conflicts
 def new_practice_variant(
     session: Session, user: User, exercise: Exercise, seed_secret: str | bytes
 ) -> Variant:

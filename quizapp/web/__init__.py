@@ -16,7 +16,6 @@ from typing import Any
 from flask import Flask
 from flask import Response as FlaskResponse
 from limits.errors import ConfigurationError as LimitsConfigurationError
-from sqlalchemy import bindparam, select
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
@@ -53,11 +52,12 @@ class SafeTextResponse(FlaskResponse):
 
 
 class BoundedIntConverter(IntegerConverter):
-    """``<int:...>`` that matches only ids a database integer can hold (< 2**63): a larger one is
-    a 404, not an OverflowError (500) in the query."""
+    """``<int:...>`` that matches only ids the id columns can hold (``Integer``: 32-bit on
+    PostgreSQL, < 2**31): a larger one is a 404.  (PostgreSQL refused the query, a 500: "integer
+    out of range"; SQLite's integers are 64-bit, so this bound is the stricter one.)"""
 
     def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("max", 2**63 - 1)
+        kwargs.setdefault("max", 2**31 - 1)
         super().__init__(map, *args, **kwargs)
 
 
@@ -110,7 +110,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
         ) from None
 
-    from quizapp.web import api, auth, errors, instructor, lti, security, student
+    from quizapp.web import api, assets, auth, errors, instructor, lti, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
@@ -124,6 +124,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
     errors.register(app)
     security.register(app)
+    assets.init_app(app)  # fingerprinted static URLs, long cache lifetimes, compression
     _register_template_helpers(app)
     return app
 
@@ -145,18 +146,20 @@ def _trust_proxies(app: Flask) -> None:
         )
 
 
-#: The signed-in user by id, built once with a bound parameter: ``session.get`` builds and
-#: hashes a new SELECT on every call (the identity map is empty at the start of each request, so
-#: it always queries).  Same statement, same object in the session.
-_USER_BY_ID = select(User).where(User.id == bindparam("uid"))
-
-
 @login_manager.user_loader
-def _load_user(user_id: str) -> User | None:
-    if not user_id.isdigit():
+def _load_user(alternative_id: str) -> User | None:
+    """The active user of a session or remember-me cookie holding ``User.get_id()``
+    (``"<id>:<session_version>"``), or None once that version was raised (sign-out, "sign out
+    everywhere", a password change or reset).  A plain ``"<id>"`` (a cookie from before session
+    versions) is version 0."""
+    uid, _, version = alternative_id.partition(":")
+    version = version or "0"
+    if not uid.isdigit() or not version.isdigit() or len(uid) > 12 or len(version) > 12:
         return None
-    user = db.session.scalar(_USER_BY_ID, {"uid": int(user_id)})
-    return user if user is not None and user.active else None
+    user = db.session.get(User, int(uid))
+    if user is None or not user.active or (user.session_version or 0) != int(version):
+        return None
+    return user
 
 
 def _register_template_helpers(app: Flask) -> None:
@@ -167,15 +170,30 @@ def _register_template_helpers(app: Flask) -> None:
     # JSON answer, unencodable as UTF-8) and control characters such as NUL become visible
     # stand-ins instead of a UnicodeEncodeError (500) or a raw NUL in the HTML.
     app.jinja_env.finalize = display.showable
+    # Template indentation is for the reader of the template, not sent: a block tag's line and
+    # the newline after it are dropped (the exercise page is ~10% lighter).
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["num"] = page.format_number
     app.jinja_env.filters["markdown"] = page.markdown_html
     app.jinja_env.filters["mathml"] = page.value_html
+    app.jinja_env.filters["reflow"] = display.reflow
+    app.jinja_env.filters["breakable"] = display.breakable
+
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(app.config["QUIZAPP_TIMEZONE"])
+    app.jinja_env.globals["utcnow"] = coursetime.utcnow_aware  # for macros (no context there)
 
     @app.template_filter("when")
     def _when(value: Any) -> str:
-        if value is None:
-            return "—"
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+        """An instant in the course zone, with its abbreviation (``2026-12-01 17:00 CST``)."""
+        return coursetime.show(value, zone)
+
+    @app.template_filter("deadline")
+    def _deadline(value: Any) -> str:
+        """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
+        return coursetime.show_deadline(value, zone)
 
     @app.context_processor
     def _helpers() -> dict[str, Any]:
@@ -183,6 +201,13 @@ def _register_template_helpers(app: Flask) -> None:
             return name in app.view_functions
 
         return {"has_endpoint": has_endpoint}
+
+    @app.template_filter("percent")
+    def _percent(value: float) -> str:
+        """A percentage with the CSV's precision (2 decimals, no trailing zeros): ``31.25 %``."""
+        from quizapp.instructor.gradebook import fmt_points
+
+        return f"{fmt_points(round(float(value), 2))} %"
 
     @app.template_filter("pct")
     def _pct(value: float) -> str:

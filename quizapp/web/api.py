@@ -3,6 +3,7 @@
 Authentication: ``Authorization: Bearer TOKEN`` (from ``POST /api/v1/token``), or the browser
 session.  Token-authenticated calls need no CSRF token (a cross-site page cannot set the header);
 session-authenticated writes must send the CSRF token (``X-CSRFToken`` header), as forms do.
+``POST .../preview`` answers how an answer would be read (the answer preview), storing nothing.
 Errors are ``{"error": message}`` with the status code: 400 malformed request, 401 not
 authenticated, 403 not allowed (quiz not open), 404 unknown exercise, 409 state conflict (no
 attempts left, variant finished), 413 body too large, 429 rate limited.
@@ -31,7 +32,8 @@ from wtforms import ValidationError
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.web import display
-from quizapp.web.extensions import account_key, failed_login, limit, limiter
+from quizapp.web.auth import sign_in_limits
+from quizapp.web.extensions import limit, limiter
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -134,13 +136,7 @@ def openapi() -> Response:
 
 
 @bp.route("/token", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_LOGIN"))
-@limiter.shared_limit(
-    limit("QUIZAPP_LIMIT_LOGIN_FAILURES"),
-    "login-failures",  # shared with POST /login
-    key_func=account_key,
-    deduct_when=failed_login,
-)
+@sign_in_limits()  # shared with POST /login
 def token() -> tuple[Response, int]:
     """``{"username", "password"[, "name"]}`` -> 201 ``{"token"}``; 401 on wrong credentials."""
     body = _json_body()
@@ -184,6 +180,8 @@ def quizzes() -> Response:
 
 def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": form.type}
+    if form.type == "parts":
+        return out
     if form.show_shape and form.shape is not None:
         out["shape"] = list(form.shape)
     if form.type == "partial_matrix" and form.given is not None:
@@ -200,15 +198,54 @@ def _form_json(form: Any, page: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _answer_format(stored: str) -> str:
+    """The answer format as the API names it: ``text``, ``cells`` or ``parts``."""
+    if stored in ("text", "json"):
+        return "text"
+    return "parts" if stored == "parts" else "cells"
+
+
+def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list[dict[str, Any]]:
+    """Each part of a multi-part variant: name, points, prompt, answer form, hints, the earlier
+    parts it uses (follow-through), and once finished its correct answer and worked steps."""
+    pages = {p["name"]: p for p in page.get("parts", [])}
+    out = []
+    for part in bank_variant.parts:
+        shown = pages.get(part.name, {})
+        one: dict[str, Any] = {
+            "name": part.name,
+            "points": part.points,
+            "prompt": part.prompt,
+            "prompt_html": shown.get("prompt_html", ""),
+            "answer_form": _form_json(part.answer_form, shown),
+            "hints": list(part.hints),
+            "uses": list(part.uses),
+        }
+        if finished:
+            one["expected"] = shown.get("expected_text", "")
+            one["solution"] = [
+                {
+                    "title": s.title,
+                    "text": s.text,
+                    "value": services.json_safe(s.value) if s.value is not None else None,
+                }
+                for s in part.solution
+            ]
+        out.append(one)
+    return out
+
+
 def _submission_json(sub: Any) -> dict[str, Any]:
     out = {k: v for k, v in (sub.verdict or {}).items()}
     out.update(
         {
             "id": sub.id,
             "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
-            "answer_format": "text" if sub.answer_format in ("text", "json") else "cells",
+            "answer_format": _answer_format(sub.answer_format),
             "used_attempt": sub.used_attempt,
             "points": sub.points,
+            "late": sub.late,
+            "credit": sub.credit,
             "created_at": sub.created_at.isoformat(),
         }
     )
@@ -236,8 +273,14 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "finished": state.finished,
         "practice_available": state.finished and exercise.practice,
     }
+    if bank_variant.parts:
+        out["parts"] = _parts_json(bank_variant, page, state.finished)
     if state.finished:
         out["expected"] = page["expected_text"]
+        if bank_variant.parts:  # each part's, one per line (as quizapp grade --answer takes it)
+            out["expected"] = "\n".join(
+                f"{p['name']} = {p['expected_text']}" for p in page.get("parts", [])
+            )
         out["solution"] = [
             {
                 "title": s.title,
@@ -291,29 +334,41 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     )
 
 
-@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
-@authenticated
-def submit(quiz_id: str, name: str) -> tuple[Response, int]:
-    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}``, optionally with ``"variant_id"`` (the id
-    the variant's GET gave: an answer to a variant that is no longer current is refused with 409
-    and uses no attempt) -> 201 verdict + attempts left + points."""
-    exercise = _exercise(quiz_id, name)
+def _answer_body() -> tuple[str | list[list[Any]] | dict[str, Any], int | None]:
+    """The answer of a submission's JSON body, ``{"answer": TEXT}``, ``{"cells": [[TEXT]]}``
+    or, for a multi-part exercise, ``{"parts": {NAME: TEXT or [[TEXT]], ...}}`` (exactly one of
+    them), and its optional ``"variant_id"``; ApiError 400 otherwise."""
     body = _json_body()
-    keys = {"answer", "cells"} & set(body)
+    keys = {"answer", "cells", "parts"} & set(body)
     if len(keys) != 1:
         raise ApiError(
-            400, "Send exactly one of {'answer': TEXT} or {'cells': [[TEXT, ...], ...]}."
+            400,
+            "Send exactly one of {'answer': TEXT}, {'cells': [[TEXT, ...], ...]} or, for an "
+            "exercise with parts, {'parts': {NAME: TEXT or [[TEXT, ...], ...], ...}}.",
         )
     for_variant = body.get("variant_id")
     if for_variant is not None and (
         isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
     ):
         raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
-    extra = set(body) - {"answer", "cells", "variant_id"}
+    extra = set(body) - {"answer", "cells", "parts", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")
-    if "answer" in body:
+    answer: Any
+    if "parts" in body:
+        answer = body["parts"]
+        if not isinstance(answer, dict):
+            raise ApiError(400, "'parts' must map each part's name to its text or grid.")
+        for part_name, value in answer.items():
+            if not isinstance(value, str) and not (
+                isinstance(value, list) and all(isinstance(r, list) for r in value)
+            ):
+                raise ApiError(
+                    400,
+                    f"Part {str(part_name)[:40]!r}: give its answer as text or as a list of "
+                    "rows, each a list of cell texts.",
+                )
+    elif "answer" in body:
         answer = body["answer"]
         if not isinstance(answer, str):
             raise ApiError(400, "'answer' must be text (the answer as you would type it).")
@@ -321,6 +376,20 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
         answer = body["cells"]
         if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
             raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
+    return answer, for_variant
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"))
+@authenticated
+def submit(quiz_id: str, name: str) -> tuple[Response, int]:
+    """``{"answer": TEXT}`` or ``{"cells": [[TEXT]]}`` (a multi-part exercise: ``{"parts":
+    {NAME: TEXT or [[TEXT]], ...}}``, some parts or all), optionally with ``"variant_id"`` (the
+    id the variant's GET gave: an answer to a variant that is no longer current is refused with
+    409 and uses no attempt) -> 201 verdict (with ``parts`` for a multi-part exercise) +
+    attempts left + points."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
     try:
         result = services.submit(
             db.session,
@@ -334,6 +403,36 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     return jsonify(result.to_dict()), 201
+
+
+@bp.route("/exercises/<quiz_id>/<name>/preview", methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_PREVIEW"))
+@authenticated
+def preview(quiz_id: str, name: str) -> tuple[Response, int]:
+    """The answer preview: the body of a submission -> 200 ``{"status": "valid" | "invalid",
+    "read_as", "read_as_html", "message", "cells", "invalid_cell"}``, how the answer would be
+    read on my current variant.  Stores nothing and uses no attempt (docs/answer-syntax.md)."""
+    exercise = _exercise(quiz_id, name)
+    answer, for_variant = _answer_body()
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            answer,
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            for_variant=for_variant,
+        )
+    except services.ServiceError as err:
+        raise ApiError(err.status, err.message) from None
+    out = result.preview.to_dict()
+    out["read_as_html"] = str(
+        display.preview_html(result.preview, result.bank_variant.answer_form, result.choices_html)
+    )
+    forms = {p.name: p.answer_form for p in result.bank_variant.parts}
+    for part_name, one in (result.preview.parts or {}).items():
+        out["parts"][part_name]["read_as_html"] = str(display.preview_html(one, forms[part_name]))
+    return jsonify(services.json_safe(out)), 200
 
 
 @bp.route("/progress", methods=["GET"])

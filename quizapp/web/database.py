@@ -1,7 +1,7 @@
 """Database plumbing: SQLite pragmas and ``BEGIN IMMEDIATE``, Alembic upgrades.
 
-SQLite (the embedded default) gets, on every new connection: WAL journal (readers never block the
-writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
+SQLite (the embedded default) gets, on every new connection: its files made private (mode 0600,
+like the secrets in the instance folder), WAL journal (readers never block the writer), ``busy_timeout`` (a writer waits for the lock instead of failing with "database is
 locked"), ``foreign_keys=ON``, and ``synchronous`` from the app's ``QUIZAPP_SQLITE_SYNCHRONOUS``
 setting (NORMAL by default: no fsync per commit; see ``quizapp.config`` for the durability
 trade-off; registered per engine by :func:`init_app`).  The Python driver's own transaction handling is switched off
@@ -48,6 +48,28 @@ log = logging.getLogger(__name__)
 MIGRATIONS_DIR = migrations_dir()
 
 
+#: Mode of the SQLite database file and of its -wal, -shm and -journal files: the owner's only,
+#: like the secrets beside it in the instance folder (sqlite3 creates them with the umask's,
+#: typically 0644: readable by every user of the machine).
+SQLITE_FILE_MODE = 0o600
+
+
+def make_private(database: str) -> None:
+    """Give the SQLite file ``database`` and its -wal, -shm and -journal files mode 0600 when
+    they belong to this user and others may read them.  SQLite creates a new -wal/-shm/-journal
+    file with the database file's mode, so fixing the database first (before WAL mode is set)
+    makes those private too.  Never raises (a read-only or foreign file is left as it is)."""
+    if not database:
+        return
+    for path in (database, database + "-wal", database + "-shm", database + "-journal"):
+        try:
+            st = os.stat(path)
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(path, SQLITE_FILE_MODE)
+        except OSError:
+            continue
+
+
 @event.listens_for(Engine, "connect")
 def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     if not isinstance(dbapi_connection, sqlite3.Connection):
@@ -55,6 +77,9 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_on_begin)
     cur = dbapi_connection.cursor()
     try:
+        for _seq, name, file in cur.execute("PRAGMA database_list").fetchall():
+            if name == "main":
+                make_private(file)
         cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_MS)}")
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA foreign_keys = ON")
@@ -226,3 +251,71 @@ def upgrade_database(app: Flask, revision: str = "head") -> None:
 
     with app.app_context():
         upgrade(directory=str(MIGRATIONS_DIR), revision=revision)
+
+
+def downgrade_database(app: Flask, revision: str) -> None:
+    """Undo the Alembic migrations after ``revision`` (``base``: all) on ``app``'s database.
+    The tables and columns those revisions created are dropped, with their data."""
+    from flask_migrate import downgrade
+
+    with app.app_context():
+        downgrade(directory=str(MIGRATIONS_DIR), revision=revision)
+
+
+def script_directory() -> Any:
+    """Alembic's view of ``migrations/`` (revisions, their order)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(config)
+
+
+def database_revision(app: Flask) -> str | None:
+    """The revision ``app``'s database is at (None: not under Alembic, e.g. empty)."""
+    from alembic.migration import MigrationContext
+
+    from quizapp.models import db
+
+    with app.app_context(), db.engine.connect() as conn:
+        heads = MigrationContext.configure(conn).get_current_heads()
+    return heads[0] if heads else None
+
+
+def resolve_revision(revision: str) -> str | None:
+    """The revision id ``revision`` names (``head``, ``base``, an id or a unique prefix of one);
+    None for base.  Raises ``ValueError`` naming the known revisions when there is none such."""
+    from alembic.util import CommandError
+
+    script = script_directory()
+    if revision == "base":
+        return None
+    try:
+        found = script.get_revision(revision)
+    except CommandError as exc:
+        known = ", ".join(r.revision for r in script.walk_revisions())
+        raise ValueError(f"there is no revision {revision!r} ({exc}); known: {known}") from None
+    if found is None:
+        raise ValueError(f"there is no revision {revision!r}")
+    return str(found.revision)
+
+
+def revisions_between(older: str | None, newer: str | None) -> list[str]:
+    """The revision ids after ``older`` up to and including ``newer`` (None: base), newest
+    first; empty when ``newer`` is not a descendant of ``older``."""
+    from alembic.script.revision import RevisionError
+    from alembic.util import CommandError
+
+    if newer is None or older == newer:
+        return []
+    script = script_directory()
+    out = []
+    try:
+        for rev in script.iterate_revisions(newer, older or "base"):
+            if rev.revision == older:
+                break
+            out.append(str(rev.revision))
+    except (CommandError, RevisionError):  # e.g. RangeNotAncestorError: newer is not after older
+        return []
+    return out

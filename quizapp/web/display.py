@@ -8,13 +8,18 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from quizapp.page import (
+    format_number,
+    inline_markdown_html,
     markdown_html,
 )
 
@@ -275,3 +280,334 @@ def read_posted_answer(form: Any, data: Any) -> str | list[list[str]] | None:
             row.append(str(g) if g is not None else (raw or ""))
         grid.append(row)
     return grid if any_field else None
+
+
+# --------------------------------------------------------------------------------------------
+# Wide math on narrow screens
+
+_DISPLAY_BLOCK = re.compile(
+    r'<div class="math-display">(<math\b[^>]*>)<mrow>(.*?)</mrow></math></div>', re.S
+)
+_INLINE_MATH = re.compile(r'(<math\b[^>]*display="inline"[^>]*>)<mrow>(.*?)</mrow></math>', re.S)
+_TAG = re.compile(r"<(/?)([a-zA-Z][\w:-]*)([^>]*?)(/?)>")
+_WIDE_SPACE = re.compile(r'width="([0-9.]+)em"')
+_BARE_TABLE = re.compile(r"(?<!<div class=\"table-wrap\">)<table>(.*?)</table>", re.S)
+#: Inline formulas may break after a top-level comma or relation, as in print (TeX breaks
+#: after relations too).
+_BREAK_AFTER_MO = {",", "=", "≈", "≠", "≤", "≥"}
+#: An inline formula shorter than this (its text, in characters) is never split.
+_LONG_INLINE = 20
+_OPEN = {"(", "[", "{", "⟨", "|"}
+_CLOSE = {")", "]", "}", "⟩"}
+
+
+def _top_level_pieces(body: str, *, at_comma: bool) -> list[str]:
+    """Split the children of a formula's top ``<mrow>`` (MathML as ``render_latex`` writes it)
+    into pieces: at each top-level space of at least 1em (``\\quad``, ``\\qquad``, dropped), or,
+    with ``at_comma``, after each top-level comma or relation (``<mo>,</mo>``, ``<mo>=</mo>``)
+    outside brackets.  ``[body]`` when there is nothing to split at."""
+    pieces: list[str] = []
+    depth = 0
+    brackets = 0
+    start = 0
+    pos = 0
+    skip = 0  # the end of a dropped space element: its closing tag is not counted
+    for m in _TAG.finditer(body):
+        if m.start() < skip:
+            continue
+        closing, name, attrs, selfclosing = m.group(1), m.group(2), m.group(3), m.group(4)
+        if closing:
+            depth -= 1
+            if depth == 0 and name == "mo":
+                text = body[pos : m.start()]
+                if text in _OPEN:
+                    brackets += 1
+                elif text in _CLOSE:
+                    brackets = max(0, brackets - 1)
+                elif at_comma and text in _BREAK_AFTER_MO and brackets == 0:
+                    pieces.append(body[start : m.end()])
+                    start = m.end()
+            continue
+        if depth == 0 and name == "mspace" and not at_comma:
+            width = _WIDE_SPACE.search(attrs)
+            if width and float(width.group(1)) >= 1:
+                end = body.find("</mspace>", m.end())
+                end = m.end() if selfclosing or end < 0 else end + len("</mspace>")
+                pieces.append(body[start : m.start()])
+                start = skip = end
+                continue
+        if not selfclosing:
+            depth += 1
+        pos = m.end()
+    pieces.append(body[start:])
+    return [p for p in pieces if p.strip()]
+
+
+def _split_display(m: re.Match[str]) -> str:
+    head, body = m.group(1), m.group(2)
+    pieces = _top_level_pieces(body, at_comma=False)
+    if len(pieces) < 2:
+        return m.group(0)
+    parts = "".join(f"{head}<mrow>{p}</mrow></math>" for p in pieces)
+    return f'<div class="math-display math-row">{parts}</div>'
+
+
+def _split_inline(m: re.Match[str]) -> str:
+    head, body = m.group(1), m.group(2)
+    if "<mtable" not in body and len(_TAG.sub("", body)) < _LONG_INLINE:
+        return m.group(0)  # short: never wider than a phone
+    pieces = _top_level_pieces(body, at_comma=True)
+    if len(pieces) < 2:
+        return m.group(0)
+    return " ".join(f"{head}<mrow>{p}</mrow></math>" for p in pieces)
+
+
+#: The MathML namespace attribute: the HTML parser puts ``<math>`` in that namespace anyway, so
+#: in a page it is 42 bytes per formula for nothing (a worked solution has dozens).
+_MATHML_XMLNS = ' xmlns="http://www.w3.org/1998/Math/MathML"'
+
+
+@lru_cache(maxsize=2048)
+def _reflow(html: str) -> str:
+    html = html.replace(_MATHML_XMLNS, "")
+    html = _DISPLAY_BLOCK.sub(_split_display, html)
+    html = _INLINE_MATH.sub(_split_inline, html)
+    return _BARE_TABLE.sub(r'<div class="table-wrap"><table>\1</table></div>', html)
+
+
+def reflow(html: Any) -> Markup:
+    """Rendered Markdown (a prompt, hint or solution step) laid out to fit narrow screens, the
+    text and formulas unchanged (Jinja filter ``reflow``; works on stored HTML as well):
+
+    - a display formula listing several parts separated by ``\\quad`` / ``\\qquad``
+      (``W_Q = ..., \\quad W_K = ...``) becomes one formula per part in a row that wraps onto
+      lines (``.math-row``), instead of one line wider than the page;
+    - a long inline formula (one holding a matrix, or of 20 characters or more) becomes one
+      formula per part, split after its top-level commas and relations (``b_1 = (...), b_2 =
+      (...)``, ``T(x, y) = (...)``), so the line can break between them as in print;
+    - a table is wrapped in ``div.table-wrap``, which scrolls sideways by itself when wider
+      than the page (app.js makes such a box focusable and labels it);
+    - ``<math>`` loses its redundant ``xmlns`` attribute (HTML puts it in the MathML namespace).
+
+    Input is trusted HTML from ``quizapp.render`` (already sanitized); returns ``Markup``.
+    """
+    text = str(html or "")
+    if "<math" not in text and "<table" not in text:
+        return Markup(text)
+    return Markup(_reflow(text))
+
+
+# --------------------------------------------------------------------------------------------
+# The answer preview and the answer as shown after grading
+
+
+def _precise_number(x: float) -> str:
+    """A number as read, to 10 significant digits (the preview must not round what the student
+    typed the way the 4-digit display does): ``0.12345`` -> ``0.12345``, ``1/3`` ->
+    ``0.3333333333``."""
+    text = format(float(x), ".10g")
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant} \\times 10^{{{int(exp)}}}"
+    return text
+
+
+def _read_latex(value: Any) -> str:
+    """LaTeX of a value as read: a number, a vector (a column), a matrix; None cells (a blank
+    given cell) as ``?``."""
+    if isinstance(value, int | float):
+        return _precise_number(value)
+    rows = value if value and isinstance(value[0], list) else [[v] for v in value]
+    body = " \\\\ ".join(
+        " & ".join("?" if v is None else _precise_number(v) for v in row) for row in rows
+    )
+    return "\\begin{pmatrix} " + body + " \\end{pmatrix}"
+
+
+def preview_html(preview: Any, form: Any, choices_html: Any = None) -> Markup:
+    """How an answer was read (a ``quizapp.bank.AnswerPreview``), as HTML for the page and the
+    API's ``read_as_html``: display MathML of the number, vector or matrix (10 significant
+    digits), the point(s) as ``(x, y)``, the chosen option's letter and text; empty when the
+    answer is invalid.  ``choices_html``: a choice form's options as stored with the variant's
+    page (rendered from their Markdown when not given)."""
+    from quizapp.render import render_markdown
+
+    value = preview.read_as
+    if preview.status != "valid" or value is None:
+        return Markup("")
+    if form.type == "choice":
+        k = int(value)
+        return (
+            Markup('<span class="choice-letter">(')
+            + choice_letter(k - 1)
+            + Markup(")</span> ")
+            + _option_html(form, k - 1, choices_html)
+        )
+    if form.type == "index":
+        return Markup(render_markdown(f"$${int(value)}$$"))
+    if form.type == "point_on_line":
+        points = value if value and isinstance(value[0], list) else [value]
+        tex = ", \\quad ".join("(" + ", ".join(_precise_number(v) for v in p) + ")" for p in points)
+        return Markup(render_markdown(f"$${tex}$$"))
+    return Markup(render_markdown(f"$${_read_latex(value)}$$"))
+
+
+def _pick(form: Any, answer: Any, context: Any = None) -> int | None:
+    """The 1-based option (choice) or position (index) ``answer`` picks, or None; ``context``
+    is the variant's (an index form without labels takes its count from there)."""
+    from types import SimpleNamespace
+
+    from quizapp.bank.answers import parse_pick
+    from quizapp.grading import InvalidAnswer
+
+    if form.type not in ("choice", "index"):
+        return None
+    try:
+        return parse_pick(SimpleNamespace(answer_form=form, context=context or {}), answer)
+    except (InvalidAnswer, TypeError, ValueError):
+        return None
+
+
+def pick_text(form: Any, answer: Any, context: Any = None) -> str | None:
+    """A choice or index answer as the page shows it: ``(b)`` for option b (posted as ``2``, or
+    typed ``b`` / ``(B)``), the number for an index; None when it is not a readable pick."""
+    k = _pick(form, answer, context)
+    if k is None:
+        return None
+    return f"({choice_letter(k - 1)})" if form.type == "choice" else str(k)
+
+
+def answer_text(form: Any, answer: Any, context: Any = None) -> str:
+    """A submitted answer (text, or grid of cell strings) as the submissions table shows it:
+    a pick as ``(b)``, a grid one row per line with its cells two spaces apart, text as typed."""
+    pick = pick_text(form, answer, context)
+    if pick is not None:
+        return pick
+    if isinstance(answer, str):
+        return answer
+    return "\n".join("  ".join(str(c) for c in row) for row in answer)
+
+
+_BREAK_AFTER = re.compile(r"(?<=[,;\]])(?=\S)")
+
+
+def breakable(text: str) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each comma, semicolon and
+    closing bracket, so a narrow table cell wraps a long answer between numbers, never inside
+    one (``-0.7`` is never split into ``-0.`` / ``7``)."""
+    return Markup("<wbr>").join(escape(part) for part in _BREAK_AFTER.split(str(text)))
+
+
+def _unwrap_paragraph(html: Any) -> Markup:
+    """Stored option HTML (one Markdown paragraph) without its ``<p>``, to sit in a line."""
+    text = str(html).strip()
+    if text.startswith("<p>") and text.endswith("</p>") and text.count("<p>") == 1:
+        text = text[3:-4]
+    return Markup(text)
+
+
+def _option_html(form: Any, k: int, choices_html: Any = None) -> Markup:
+    """Option ``k`` (0-based) of a choice form as inline HTML: the stored rendering
+    (``choices_html``, from the variant's page) when given, else rendered from its Markdown."""
+    if choices_html and 0 <= k < len(choices_html):
+        return _unwrap_paragraph(choices_html[k])
+    choices = form.choices or []
+    return inline_markdown_html(choices[k]) if 0 <= k < len(choices) else Markup("")
+
+
+def expected_pick_html(form: Any, expected: Any, choices_html: Any = None) -> Markup:
+    """The right answer of a choice exercise as its letter and text (``(b) T(x, y) = ...``),
+    of an index exercise as its number and label; ``expected`` is the variant's (0-based option
+    for a choice, 1-based position for an index); ``choices_html``: the options as stored with
+    the variant's page."""
+    if form.type == "choice":
+        k = int(expected)
+        return (
+            Markup('<span class="choice-letter">(')
+            + choice_letter(k)
+            + Markup(")</span> ")
+            + _option_html(form, k, choices_html)
+        )
+    k = int(expected)
+    labels = list(form.choices or form.col_labels or [])
+    label = labels[k - 1] if 0 < k <= len(labels) else ""
+    return Markup("<strong>") + str(k) + Markup("</strong>") + (f" ({label})" if label else "")
+
+
+def empty_answer_message(form: Any) -> str:
+    """What the page says when Submit is pressed with no answer (nothing is stored)."""
+    if form.type == "choice":
+        return "Choose one of the options before submitting."
+    return "Type an answer before submitting."
+
+
+@dataclass
+class MarkedAnswer:
+    """The last answer with its marks, shown once the variant is finished (no form any more).
+
+    ``kind``: ``pick`` (a choice or index: ``html`` and ``right``), ``grid`` (``grid`` of
+    :class:`GridCell` with values and marks, ``row_labels``, ``col_labels``)."""
+
+    kind: str
+    html: Markup = Markup("")
+    right: bool | None = None
+    grid: list[list[GridCell]] = field(default_factory=list)
+    row_labels: list[str] = field(default_factory=list)
+    col_labels: list[str] = field(default_factory=list)
+
+
+def marked_answer(
+    form: Any,
+    answer: Any,
+    parsed: Any,
+    cells: Any,
+    status: str,
+    context: Any = None,
+    choices_html: Any = None,
+) -> MarkedAnswer | None:
+    """The graded ``answer`` (as posted; ``parsed`` and ``cells`` from its verdict) with its
+    marks, or None for an invalid answer or one with nothing to show.  A grid exercise shows the
+    grid as posted (or the pasted text's numbers in it, as the form does); a text-only exercise
+    shows the numbers as read, each marked when the answer had the right shape."""
+    if status == "invalid":
+        return None
+    if form.type in ("choice", "index"):
+        k = _pick(form, answer, context)
+        if k is None:
+            return None
+        html = expected_pick_html(form, k - 1 if form.type == "choice" else k, choices_html)
+        return MarkedAnswer(kind="pick", html=html, right=status == "correct")
+    if grid_shape(form) is not None:
+        view = build_form_view(
+            form, answer=answer, cells=cells, parsed=parsed if isinstance(answer, str) else None
+        )
+        if not any(c.value for row in view.grid for c in row if not c.given):
+            return None
+        return MarkedAnswer(
+            kind="grid", grid=view.grid, row_labels=view.row_labels, col_labels=view.col_labels
+        )
+    if parsed is None:
+        return None
+    try:
+        arr = np.asarray(parsed, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim > 2:
+        return None
+    grid2 = arr.reshape(-1, 1) if arr.ndim == 1 else arr.reshape(1, 1) if arr.ndim == 0 else arr
+    rows, cols = grid2.shape
+    marks = _flat_marks(cells, rows, cols)
+    out = [
+        [
+            GridCell(
+                name="",
+                id="",
+                label=f"row {r + 1}, column {c + 1}" if grid2.size > 1 else "your answer",
+                value=format_number(grid2[r, c]) if math.isfinite(grid2[r, c]) else "",
+                mark=None if marks is None else marks[r][c],
+            )
+            for c in range(cols)
+        ]
+        for r in range(rows)
+    ]
+    return MarkedAnswer(kind="grid", grid=out, row_labels=[""] * rows, col_labels=[""] * cols)

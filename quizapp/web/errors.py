@@ -13,7 +13,8 @@ from flask import Flask, Response, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from quizapp.services import ServiceError
+from quizapp.services import ServiceError, Unavailable, is_conflict
+from quizapp.services.errors import STUDENT_MESSAGE
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ServiceError)
     def _service(err: ServiceError) -> tuple[Response | str, int]:
+        if isinstance(err, Unavailable):
+            return _unavailable(err)
         return error_response(err.status, err.message)
 
     @app.errorhandler(HTTPException)
@@ -85,8 +88,46 @@ def register(app: Flask) -> None:
     def _unexpected(err: Exception) -> tuple[Response | str, int]:
         if isinstance(err, HTTPException):
             return _http(err)  # type: ignore[return-value]
+        if is_conflict(err):  # aborted by the database even after the services' retries
+            log.warning("transaction conflict on %s %s: %s", request.method, request.path, err)
+            return error_response(
+                503,
+                "The database was busy with other requests and nothing was stored; "
+                "please try again in a moment.",
+            )
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500)
+
+
+def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
+    """A 503 for an exercise that cannot be shown: the student gets a plain message and an
+    incident id; the details (``err.message``: seed, file and line, the error) are logged and
+    stored for the instructor's exercise page.  An instructor sees them on the page too."""
+    from flask_login import current_user
+
+    from quizapp.models import db
+    from quizapp.services.incidents import record_incident
+
+    args = request.view_args or {}
+    exercise_id = err.exercise_id
+    if exercise_id is None and "quiz_id" in args and "name" in args:
+        exercise_id = f"{args['quiz_id']}/{args['name']}"
+    user_id = int(current_user.id) if current_user and current_user.is_authenticated else None
+    cause = err.__cause__
+    detail = err.message + (f" [{type(cause).__name__}: {cause}]" if cause is not None else "")
+    incident = record_incident(
+        db.session,
+        detail=detail,
+        exercise_id=exercise_id,
+        user_id=user_id,
+        path=f"{request.method} {request.path}",
+    )
+    message = STUDENT_MESSAGE.format(incident=incident)
+    if user_id is not None and getattr(current_user, "is_instructor", False):
+        message += f" Details (shown to instructors only): {detail}"
+    if wants_json():
+        return jsonify({"error": message, "incident": incident}), 503
+    return error_response(503, message)
 
 
 def _retry_after_text() -> str:

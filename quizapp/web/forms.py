@@ -38,5 +38,20 @@ class RegisterForm(FlaskForm):
     join_code = StringField("Course join code", validators=[Optional(), Length(max=200)])
 
 
+class ChangePasswordForm(FlaskForm):
+    current = PasswordField(
+        "Current password", validators=[DataRequired(), Length(max=PASSWORD_MAX)]
+    )
+    password = PasswordField(
+        "New password",
+        validators=[DataRequired(), Length(min=PASSWORD_MIN, max=PASSWORD_MAX)],
+        description=f"At least {PASSWORD_MIN} characters.",
+    )
+    confirm = PasswordField(
+        "Repeat the new password",
+        validators=[DataRequired(), EqualTo("password", message="The passwords differ.")],
+    )
+
+
 class EmptyForm(FlaskForm):
     """A form with only the CSRF token (logout, "try a new variant")."""

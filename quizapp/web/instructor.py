@@ -33,6 +33,8 @@ from quizapp import instructor as inst
 from quizapp import services
 from quizapp.models import Exercise, User, db
 from quizapp.page import page_markup, render_page
+from quizapp.services import deadlines
+from quizapp.services.incidents import recent_incidents
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
 
@@ -40,6 +42,8 @@ bp = Blueprint("instructor", __name__, url_prefix="/instructor")
 public = Blueprint("instructor_public", __name__)
 
 PER_PAGE = 50
+#: Students per gradebook page (a page of 2,000 students was 6.2 MB; the CSV has them all).
+GRADEBOOK_PER_PAGE = 100
 
 
 @bp.before_request
@@ -129,11 +133,14 @@ def scoreboard() -> str:
 def gradebook() -> str:
     quiz = _quiz_arg()
     config, problem = _course_config()
-    gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    page = _int_arg("page", 1, 1, 10**6)
+    per_page = _int_arg("per_page", GRADEBOOK_PER_PAGE, 1, 1000)
+    gb = inst.gradebook(db.session, quiz_id=quiz, config=config, page=page, per_page=per_page)
     quizzes = inst.live_quizzes(db.session)
     return render_template(
         "instructor/gradebook.html",
         gb=gb,
+        has_parts=any(c.parts for r in gb.rows for c in r.cells.values()),
         quizzes=quizzes,
         quiz=quiz,
         config_problem=problem,
@@ -150,6 +157,20 @@ def gradebook_csv() -> Response:
     lines = inst.iter_gradebook_csv(db.session, quiz_id=quiz, config=config)
     name = f"gradebook-{quiz}.csv" if quiz else "gradebook.csv"
     resp = Response(stream_with_context(_with_bom(lines)), mimetype="text/csv")
+    resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.route("/gradebook-parts.csv")
+def gradebook_parts_csv() -> Response:
+    """The per-part scores of the multi-part exercises (``inst.gradebook_parts_table``)."""
+    quiz = _quiz_arg()
+    config, _ = _course_config()
+    gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    text = inst.write_csv(inst.gradebook_parts_table(gb))
+    name = f"gradebook-parts-{quiz}.csv" if quiz else "gradebook-parts.csv"
+    resp = Response("\ufeff" + text, mimetype="text/csv")
     resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     resp.headers["Cache-Control"] = "no-store"
     return resp
@@ -229,6 +250,7 @@ def exercise(quiz_id: str, name: str) -> str:
         stats=stats,
         chart=bar_chart_svg(stats.histogram, title=f"Best scores on {ex.title}"),
         regrades=inst.regrade_history(db.session, ex.id),
+        incidents=recent_incidents(db.session, ex.id),
         csrf_form=EmptyForm(),
     )
 
@@ -256,22 +278,41 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
     if request.method == "POST":
         if not form.validate_on_submit():
             abort(400, "The form's security token is missing or expired; reload the page.")
-        answer = request.form.get("answer", "")
-        if len(answer) > services.MAX_ANSWER_CHARS:
+        if bank_variant.parts:
+            posted: Any = {
+                p.name: request.form.get(f"part-{p.name}", "") for p in bank_variant.parts
+            }
+            texts = list(posted.values())
+        else:
+            posted = request.form.get("answer", "")
+            texts = [posted]
+        answer = posted
+        if any(len(t) > services.MAX_ANSWER_CHARS for t in texts):
             abort(400, f"The answer is too long (at most {services.MAX_ANSWER_CHARS} characters).")
-        if not answer.strip():
+        if not any(t.strip() for t in texts):
             status = 400
             verdict = {"status": "invalid", "score": 0.0, "message": "Type an answer first."}
         else:
             from quizapp.bank import grade_answer
 
-            v = grade_answer(bank_variant, answer)
+            v = grade_answer(bank_variant, posted)
             verdict = {
                 "status": v.status,
                 "score": v.score,
                 "message": v.message,
                 "cells": v.cells,
                 "mistakes": [(m.code, m.message) for m in v.mistakes],
+                "parts": [
+                    {
+                        "name": n,
+                        "status": pv.status,
+                        "score": pv.score,
+                        "follow_through": pv.follow_through,
+                        "message": pv.message,
+                        "mistakes": [(m.code, m.message) for m in pv.mistakes],
+                    }
+                    for n, pv in (v.parts or {}).items()
+                ],
             }
     return render_template(
         "instructor/preview.html",
@@ -284,6 +325,7 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
         given=bank_variant.answer_form.given,
         expected=page["expected"],
         solution=page["solution"],
+        page_parts=page["parts"],
         detectors=list(bank_variant.detectors or ()),
         params=inst.variant_parameters(bank_variant),
         form=form,
@@ -343,9 +385,128 @@ def student(user_id: int) -> str:
         items=items,
         history=inst.submission_history(db.session, ids),
         exercises=live,
+        quizzes=[q for q in inst.live_quizzes(db.session) if q.closes_at is not None],
+        dates=deadlines.student_deadlines(db.session, user_id),
+        timezone=current_app.config["QUIZAPP_TIMEZONE"],
         csrf_form=EmptyForm(),
         answer_text=inst.answer_text,
+        audit_values=_audit_text,
     )
+
+
+def _audit_text(values: dict[str, Any] | None) -> str:
+    """An audit entry's before/after values as text: ``until 2026-12-10 12:00 CST, credit 1``
+    or ``7.5 points``; ``—`` for none."""
+    from datetime import datetime
+
+    if not values:
+        return "—"
+    parts = []
+    if "until" in values:
+        parts.append(f"until {_deadline(datetime.fromisoformat(values['until']))}")
+    if "credit" in values:
+        parts.append(f"credit {float(values['credit']):g}")
+    if "points" in values:
+        parts.append(f"{float(values['points']):g} points")
+    return ", ".join(parts)
+
+
+def _student_or_404(user_id: int) -> User:
+    user = db.session.get(User, user_id)
+    if user is None or user.role != "student":
+        abort(404)
+    return user
+
+
+@bp.route("/students/<int:user_id>/extensions", methods=["POST"])
+def extension(user_id: int) -> WResponse:
+    """Give (``action=extend``: ``quiz_id``, ``until``, ``credit``, ``reason``) or remove
+    (``action=remove``: ``quiz_id``) the student's extension of a quiz.  A refused request is
+    flashed as one line naming the field; nothing changes then."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = _student_or_404(user_id)
+    quiz_id = request.form.get("quiz_id", "")
+    action = request.form.get("action", "extend")
+    try:
+        if action == "remove":
+            if deadlines.remove_extension(
+                db.session, quiz_id, user.username, by=_me(), reason=request.form.get("reason", "")
+            ):
+                flash(f"The extension of {quiz_id} is removed.", "success")
+            else:
+                flash(f"There was no extension of {quiz_id}.", "info")
+        elif action == "extend":
+            row = deadlines.set_extension(
+                db.session,
+                quiz_id,
+                user.username,
+                request.form.get("until", ""),
+                credit=request.form.get("credit", "") or 1.0,
+                reason=request.form.get("reason", ""),
+                by=_me(),
+            )
+            flash(f"{user.username} may answer {quiz_id} until {_deadline(row.until)}.", "success")
+        else:
+            abort(400, "The action must be 'extend' or 'remove'.")
+    except services.ServiceError as err:
+        db.session.rollback()
+        flash(f"Nothing changed: {err.message}", "error")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
+@bp.route("/students/<int:user_id>/overrides", methods=["POST"])
+def override(user_id: int) -> WResponse:
+    """Set (``action=override``: ``exercise_id``, ``points``, ``reason``) or remove
+    (``action=remove``: ``exercise_id``) the student's score override on an exercise."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = _student_or_404(user_id)
+    exercise_id = request.form.get("exercise_id", "")
+    action = request.form.get("action", "override")
+    try:
+        if action == "remove":
+            if deadlines.remove_override(
+                db.session,
+                exercise_id,
+                user.username,
+                by=_me(),
+                reason=request.form.get("reason", ""),
+            ):
+                flash(
+                    f"The override on {exercise_id} is removed: its points are computed again.",
+                    "success",
+                )
+            else:
+                flash(f"There was no override on {exercise_id}.", "info")
+        elif action == "override":
+            row = deadlines.set_override(
+                db.session,
+                exercise_id,
+                user.username,
+                request.form.get("points", ""),
+                request.form.get("reason", ""),
+                by=_me(),
+            )
+            flash(
+                f"{user.username} has {row.best_points:g} points on {exercise_id} (override).",
+                "success",
+            )
+        else:
+            abort(400, "The action must be 'override' or 'remove'.")
+    except services.ServiceError as err:
+        db.session.rollback()
+        flash(f"Nothing changed: {err.message}", "error")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
+def _deadline(value: Any) -> str:
+    from quizapp import coursetime
+
+    zone = coursetime.parse_zone(current_app.config["QUIZAPP_TIMEZONE"])
+    return coursetime.show_deadline(value, zone)
 
 
 @bp.route("/students/<int:user_id>/excusals", methods=["POST"])
@@ -367,6 +528,24 @@ def excusal(user_id: int) -> WResponse:
         flash(f"Excused from {exercise_id}: it no longer counts in the totals.", "success")
     else:
         abort(400, "The action must be 'excuse' or 'remove'.")
+    return redirect(url_for("instructor.student", user_id=user_id))
+
+
+@bp.route("/students/<int:user_id>/sign-out", methods=["POST"])
+def sign_out_student(user_id: int) -> WResponse:
+    """Sign a student out everywhere: every session, remember-me cookie and API token of theirs
+    ends (a lost laptop, a shared account).  Students only: instructors sign themselves out on
+    their account page."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    user = db.session.get(User, user_id)
+    if user is None:
+        abort(404)
+    if user.role != "student":
+        raise services.Forbidden("Only a student can be signed out from here.")
+    services.end_sessions(db.session, user_id, tokens=True)
+    flash(f"{user.name} is signed out everywhere; their API tokens are revoked.", "success")
     return redirect(url_for("instructor.student", user_id=user_id))
 
 
@@ -424,6 +603,26 @@ def roster_import() -> tuple[str, int]:
     ), 200
 
 
+@bp.route("/roster/links.csv", methods=["POST"])
+def links_csv() -> Response:
+    """The reset links just shown (posted back by the links page's download button) as a CSV
+    file: ``username``, ``display_name``, ``reset_link``.  The links exist nowhere else (only
+    their SHA-256 is stored), so the page carries them to this download."""
+    form = EmptyForm()
+    if not form.validate_on_submit():
+        abort(400, "The form's security token is missing or expired; reload the page.")
+    names = request.form.getlist("username")
+    shown = request.form.getlist("name")
+    links = request.form.getlist("link")
+    if not names or not len(names) == len(shown) == len(links):
+        abort(400, "The links to download are missing; import the roster again.")
+    rows = [
+        ["username", "display_name", "reset_link"],
+        *map(list, zip(names, shown, links, strict=True)),
+    ]
+    return _csv_response(inst.write_csv(rows), "reset-links.csv")
+
+
 @bp.route("/roster.csv")
 def roster_csv() -> Response:
     return _csv_response(inst.roster_csv(db.session), "roster.csv")
@@ -478,7 +677,7 @@ def leaderboard() -> Any:
         return login_manager.unauthorized()
     page = _int_arg("page", 1, 1, 10**6)
     board = inst.scoreboard(db.session, page=page, per_page=PER_PAGE)
-    mine = inst.scoreboard(db.session, only_user_id=int(current_user.get_id()))
+    mine = inst.scoreboard(db.session, only_user_id=int(current_user.id))
     me = mine.rows[0] if mine.rows else None
     return render_template("instructor/leaderboard.html", board=board, me=me)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -33,11 +33,24 @@ def is_safe_next(target: str | None) -> bool:
     return not parts.scheme and not parts.netloc
 
 
+def _personal() -> bool:
+    """True if the request was made as someone: a session user or an ``Authorization`` header."""
+    from flask_login import current_user
+
+    if request.headers.get("Authorization"):
+        return True
+    return bool(current_user and current_user.is_authenticated)
+
+
 def register(app: Flask) -> None:
-    """Add the security headers to every response."""
+    """Add the security headers to every response; ``Cache-Control: no-store`` to every response
+    for a signed-in user or a bearer token (a shared computer's browser cache, or a proxy, must
+    not keep a student's page, answers or expected answers after they sign out)."""
 
     @app.after_request
     def _headers(response: Response) -> Response:
+        if request.endpoint != "static" and _personal():
+            response.headers["Cache-Control"] = "no-store"
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")

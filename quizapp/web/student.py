@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import (
     Blueprint,
     current_app,
@@ -18,7 +20,8 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, db
 from quizapp.page import page_markup
-from quizapp.web import display
+from quizapp.services import deadlines
+from quizapp.web import display, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
 
@@ -47,42 +50,56 @@ def progress() -> str:
     )
 
 
+def _pick_view(stored: Any, choices_html: Any) -> Any:
+    """The right option of a choice (its letter and stored text) or index exercise, for the
+    worked solution; None for other forms."""
+    form = stored.answer_form
+    if form.type not in ("choice", "index"):
+        return None
+    return display.expected_pick_html(form, stored.expected, choices_html)
+
+
 def render_exercise(
     exercise: Exercise,
+    variant: Variant | None = None,
     *,
     result: services.SubmitResult | None = None,
-    posted: str | list[list[str]] | None = None,
+    posted: str | list[list[str]] | dict[str, Any] | None = None,
     error: str | None = None,
     status: int = 200,
+    preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
-    """Render the exercise page for the signed-in student (their current variant).
+    """Render the exercise page for the signed-in student (their current variant: ``variant``
+    when the caller read it, else looked up or created).
 
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
     is computed from its submissions, which the page lists anyway (same figures as
-    ``services.variant_state``).
+    ``services.variant_state``).  ``preview`` (the no-JavaScript answer preview: ``via``,
+    ``status``, ``message``, ``html``) is shown under the form it came from.  A multi-part
+    variant's parts are shown each with its own inputs and verdict (``student/_parts.html``).
     """
     user = _user()
     if result is not None:
         variant = result.variant
-    else:
+    elif variant is None:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
     form = services.stored_answer_form(variant)
+    # The whole stored variant (expected answer, context) is decoded only when the page needs
+    # it: a pick's right option once finished, an index form's count.
+    picks = form.type in ("choice", "index")
+    multi = form.type == "parts"  # a multi-part variant: its parts are in the whole record
+    stored = services.stored_variant(variant) if picks or multi else None
+    pick_context = stored.context if stored is not None and picks else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
     else:
         submissions = list(services.submission_rows(db.session, variant.id))
-    graded = [s for s in submissions if s.used_attempt]
-    state = services.VariantState(
-        attempts=int(exercise.attempts),
-        attempts_used=len(graded),
-        solved=any(s.status == "correct" for s in graded),
-        best_score=max((float(s.score) for s in graded), default=0.0),
-    )
+    state = services.VariantState.of(submissions, exercise.attempts)
     current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
@@ -94,18 +111,32 @@ def render_exercise(
         answer = None
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
-    form_view = display.build_form_view(
-        form,
-        choices_html=page["choices"],
-        answer=answer,
-        cells=cells,
-        invalid_cell=invalid_cell,
-        check_cells=current is not None and current.status == "invalid",
-        parsed=current.parsed if current is not None and isinstance(answer, str) else None,
-    )
+    parts = None
+    if multi and stored is not None:
+        form_view = display.FormView(mode="parts", type="parts")
+        parts = parts_view.build_part_views(
+            stored,
+            page["parts"],
+            answers=answer if isinstance(answer, dict) else None,
+            verdict=current.verdict if current is not None else None,
+            parsed=current.parsed if current is not None else None,
+            finished=state.finished,
+        )
+    else:
+        form_view = display.build_form_view(
+            form,
+            choices_html=page["choices"],
+            answer=answer,
+            cells=cells,
+            invalid_cell=invalid_cell,
+            check_cells=current is not None and current.status == "invalid",
+            parsed=current.parsed if current is not None and isinstance(answer, str) else None,
+        )
     quiz = exercise.quiz
     now = services.utcnow()
-    closed = not user.is_instructor and quiz.closes_at is not None and now >= quiz.closes_at
+    schedule = deadlines.student_schedule(db.session, quiz, user)
+    credit_now = schedule.credit_at(now)
+    closed = not user.is_instructor and credit_now is None
     context = {
         "exercise": exercise,
         "quiz": quiz,
@@ -118,16 +149,52 @@ def render_exercise(
         "current": current,
         "result": result,
         "form": form_view,
+        "parts": parts,
         "error": error,
         "closed": closed,
+        "schedule": schedule,
+        "late_now": credit_now if credit_now is not None and credit_now.late else None,
         "finished": state.finished,
         "solution": page["solution"] if state.finished else None,
         "expected": page["expected"] if state.finished else None,
         "can_practice": state.finished and exercise.practice,
         "decode": services.decode_raw_answer,
         "extra_mistakes": display.extra_mistake_messages,
+        # The second pass of the page (issue 15): where the exercise sits in its quiz, the
+        # answer preview, the last answer with its marks once the form is gone, picks shown as
+        # letters, and where the focus goes after a submit.
+        "position": services.quiz_position(db.session, user, exercise),
+        "preview": preview,
+        "preview_url": url_for(
+            "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
+        ),
+        "marked": display.marked_answer(
+            form,
+            services.decode_raw_answer(current.answer_format, current.raw_answer),
+            current.parsed,
+            current.cells,
+            current.status,
+            pick_context,
+            page["choices"],
+        )
+        if current is not None and (state.finished or closed) and not multi
+        else None,
+        "expected_pick": _pick_view(stored, page["choices"])
+        if state.finished and stored is not None
+        else None,
+        "answer_text": lambda sub: _answer_text(form, sub, pick_context),
+        "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
+
+
+def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
+    """A submission's answer as the submissions table shows it (a multi-part answer one part
+    per line, ``S: ...``)."""
+    answer = services.decode_raw_answer(sub.answer_format, sub.raw_answer)
+    if isinstance(answer, dict):
+        return parts_view.answer_text(answer)
+    return display.answer_text(form, answer, pick_context)
 
 
 def check_form_encoding() -> None:
@@ -158,34 +225,101 @@ def _form_body_is_utf8() -> bool:
 
 def _posted_variant_id() -> int | None:
     """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
-    None when the form did not say (an old page, a hand-made request)."""
-    raw = request.form.get("variant", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+    None when the form did not say (a page older than the field).  Raises ``BadRequest`` for a
+    field that is not a variant id: such an answer is not graded and uses no attempt."""
+    raw = request.form.get("variant")
+    if raw is None:
+        return None
+    if not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 19):
+        raise services.BadRequest(
+            "The form does not say which variant it answers (its variant field is not a "
+            "variant id); it was not graded and used no attempt. Reload the page and answer again."
+        )
+    return int(raw)
+
+
+def _previewing() -> bool:
+    """The form's "Check how it is read" button (the answer preview without JavaScript)."""
+    return request.method == "POST" and request.form.get("action") == "preview"
+
+
+def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, int]:
+    """The page with the answer preview of ``posted`` under its form; nothing is stored."""
+    via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
+    try:
+        result = services.preview_answer(
+            db.session,
+            _user(),
+            exercise.id,
+            posted if posted is not None else "",
+            seed_secret=current_app.config["QUIZAPP_SEED_SECRET"],
+            variant=variant,
+            for_variant=_posted_variant_id(),
+        )
+    except (services.BadRequest, services.Conflict) as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
+    view = {
+        "via": via,
+        "status": result.preview.status,
+        "message": result.preview.message,
+        "html": display.preview_html(
+            result.preview, result.bank_variant.answer_form, result.choices_html
+        ),
+    }
+    return render_exercise(exercise, posted=posted, preview=view)
 
 
 @bp.route("/exercises/<quiz_id>/<name>", methods=["GET", "POST"])
 @login_required
-@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"])
+@limiter.limit(limit("QUIZAPP_LIMIT_SUBMIT"), methods=["POST"], exempt_when=_previewing)
+@limiter.limit(
+    limit("QUIZAPP_LIMIT_PREVIEW"),
+    methods=["POST"],
+    scope="exercise-preview",
+    exempt_when=lambda: not _previewing(),
+)
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
-    exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+    # The exercise, its quiz and the student's current variant in one read; the variant is
+    # created (drawn and stored) only once the quiz is known to be open.
+    exercise, variant = services.get_exercise_and_variant(db.session, f"{quiz_id}/{name}", _user())
     services.check_quiz_visible(exercise.quiz, _user())
-    if request.method == "GET":
-        return render_exercise(exercise)
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
-    variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+    if variant is None:
+        variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+    if request.method == "GET":
+        return render_exercise(exercise, variant)
     form = services.stored_answer_form(variant)
+    # A multi-part variant's parts are read from the whole stored record.
+    bank_variant = services.stored_variant(variant) if form.type == "parts" else None
     if not _form_body_is_utf8():
         return render_exercise(
             exercise,
+            variant,
             error="The answer is not valid text (invalid UTF-8); it used no attempt. "
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
-    posted = display.read_posted_answer(form, request.form)
-    for_variant = _posted_variant_id()
+    posted: str | list[list[str]] | dict[str, Any] | None
+    if bank_variant is not None:
+        only = request.form.get("only") or None
+        posted = parts_view.read_posted_parts(bank_variant, request.form, only=only)
+    else:
+        posted = display.read_posted_answer(form, request.form)
+    if _previewing():
+        return _preview(exercise, variant, posted)
+    try:
+        for_variant = _posted_variant_id()
+    except services.BadRequest as err:
+        return render_exercise(exercise, posted=posted, error=err.message, status=400)
+    if bank_variant is not None and not posted:
+        return render_exercise(exercise, error="Type an answer for at least one part.", status=400)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
-            exercise, posted=posted, error="Type an answer before submitting.", status=400
+            exercise,
+            variant,
+            posted=posted,
+            error=display.empty_answer_message(form),
+            status=400,
         )
     try:
         result = services.submit(
@@ -199,10 +333,11 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             for_variant=for_variant,
         )
     except services.BadRequest as err:
-        return render_exercise(exercise, posted=None, error=err.message, status=400)
+        return render_exercise(exercise, variant, posted=None, error=err.message, status=400)
     except (services.Conflict, services.Forbidden) as err:
         return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
-    keep = posted if result.verdict.get("status") == "invalid" else None
+    # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
+    keep = posted if result.verdict.get("status") == "invalid" and bank_variant is None else None
     return render_exercise(exercise, result=result, posted=keep)
 
 
@@ -219,6 +354,12 @@ def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
             db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
         )
     except services.Conflict as err:
+        # A second click of the same button (the form says after which variant it was shown):
+        # the first click made the new variant, so this one lands on it instead of a 409.
+        after = request.form.get("after", "")
+        progress = services.get_progress(db.session, _user(), exercise)
+        if after.isdigit() and progress is not None and progress.current_variant > int(after):
+            return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
         return render_exercise(exercise, error=err.message, status=409)
     flash(
         f"This is variant {variant.variant_number}: new numbers, for practice "

@@ -481,25 +481,6 @@ def mistake_credit(
     tolerance too.  ``cache``: as for ``mistaken_value``."""
     exp = _f(expected)
     out: dict[str, float] = {}
-    keep = None if mask is None else np.asarray(mask, dtype=bool)
-    if exp.size <= 64 and (keep is None or keep.shape == exp.shape):
-        # Small arrays: the same IEEE operations per cell in Python floats, and the share as
-        # k / n (np.mean of booleans is a float64 sum of ones divided by the count: the same
-        # correctly rounded quotient), at a fraction of the ufunc calls' cost.
-        atol = 3 * 10.0**-decimals
-        cells = exp.ravel().tolist()
-        graded = [True] * len(cells) if keep is None else keep.ravel().tolist()
-        n = sum(graded)
-        for code in codes:
-            v = mistaken_value(code, ctx, cache)
-            if v is None or np.shape(v) != exp.shape:
-                continue
-            k = 0
-            for e, a, g in zip(cells, _f(v).ravel().tolist(), graded, strict=True):
-                if g and abs(a - e) <= atol + 0.02 * abs(e):
-                    k += 1
-            out[code] = k / n if n else 1.0
-        return out
     for code in codes:
         v = mistaken_value(code, ctx, cache)
         if v is None or np.shape(v) != exp.shape:

@@ -31,6 +31,7 @@ from ._mistakes import (
     credit_ok_as_typed,
     distinguishable_codes,
 )
+from ._steps import attention_parts, multi_head_parts, self_attention_parts
 from ._util import (
     KEYWORD_WORDS,
     QUERY_WORDS,
@@ -245,7 +246,7 @@ class RetrievalRank(Kind):
         keywords: int = Field(4, ge=2, le=6)
         d: int = Field(3, ge=2, le=9)
         entries: IntRange = (0, 3)
-        margin: float = Field(1.0, gt=0)
+        margin: float = Field(1.0, gt=0, le=100)
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
@@ -327,6 +328,8 @@ class Attention(Kind):
     mistake gives a different answer.  Values: ``Q``, ``K``, ``V``, ``d``, ``queries``,
     ``keywords``.  Detectors: ``missing_scale``, ``scale_by_d``, ``softmax_axis``,
     ``missing_softmax``, ``scores_transposed``, ``missing_values``, ``rows_dont_sum_to_one``.
+    ``steps: true`` asks for each matrix of the pipeline as a part (``S``, ``Z``, ``W``, ``O``
+    up to ``ask``), each later one graded with follow-through (``_steps.attention_parts``).
     """
 
     name = "attention"
@@ -340,6 +343,9 @@ class Attention(Kind):
         value_entries: IntRange = (-2, 4)
         ask: Literal["scaled", "weights", "output"] = "output"
         labels: bool = True
+        #: Ask for each intermediate matrix as a part of its own (S, Z, W, O up to ``ask``),
+        #: graded with follow-through (``_steps.attention_parts``); the draw is the same.
+        steps: bool = False
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
@@ -350,7 +356,7 @@ class Attention(Kind):
         qs = pick_words(rng, QUERY_WORDS, p.queries) if p.labels else None
         ks = pick_words(rng, KEYWORD_WORDS, p.keys) if p.labels else None
         expected = _expected(Q, K, V, p.ask)
-        return Generated(
+        generated = Generated(
             values={
                 "Q": clean(Q),
                 "K": clean(K),
@@ -370,6 +376,9 @@ class Attention(Kind):
             context=ctx,
             detectors=codes,
         )
+        if p.steps:
+            return attention_parts(generated, Q, K, V, p.ask, generated.solution, qs, ks)
+        return generated
 
 
 def _draw_attention(
@@ -433,6 +442,8 @@ class SelfAttention(Kind):
 
     ``ask``: ``weights`` or ``output``.  Values: ``X``, ``W_Q``, ``W_K``, ``W_V``, ``tokens``,
     ``X_table``, ``d_k``.  Context has the projected ``Q``, ``K``, ``V``.  Detectors as ``attention``.
+    ``steps: true`` asks for ``Q``, ``K``, ``V``, then ``Z``, ``W`` (and ``O``) as parts graded
+    with follow-through (``_steps.self_attention_parts``).
     """
 
     name = "self_attention"
@@ -445,6 +456,9 @@ class SelfAttention(Kind):
         embedding_entries: IntRange = (-1, 2)
         weight_entries: IntRange = (-1, 1)
         ask: Literal["weights", "output"] = "output"
+        #: Ask for each intermediate matrix as a part (Q, K, V, Z, W, O up to ``ask``), graded
+        #: with follow-through (``_steps.self_attention_parts``); the draw is the same.
+        steps: bool = False
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
@@ -494,7 +508,7 @@ class SelfAttention(Kind):
             ),
             *attention_steps(Q, K, V, p.ask, toks, toks, p.decimals),
         ]
-        return Generated(
+        generated = Generated(
             values={
                 "X": clean(X),
                 "W_Q": clean(WQ),
@@ -515,6 +529,9 @@ class SelfAttention(Kind):
             context={**ctx, "X": X, "W_Q": WQ, "W_K": WK, "W_V": WV},
             detectors=codes,
         )
+        if p.steps:
+            return self_attention_parts(generated, X, WQ, WK, WV, p.ask, steps[1:], toks)
+        return generated
 
 
 @register_kind
@@ -612,6 +629,8 @@ class MultiHeadAttention(Kind):
     ``OPTIONAL_MULTI_HEAD`` (``softmax_axis``, ``single_head``, ``single_head_sqrt_dk``): those
     listed in the ``guard`` param on every variant (redrawn until it tells them apart and they
     earn at most half the credit as typed), the others when the variant happens to.
+    ``steps: true`` asks for each head's output ``H1``..., their concatenation ``C`` (and
+    ``O = C W_O``) as parts graded with follow-through (``_steps.multi_head_parts``).
     """
 
     name = "multi_head_attention"
@@ -629,6 +648,9 @@ class MultiHeadAttention(Kind):
         #: credit, as typed to ``decimals``): variants are redrawn until they do.  Empty (the
         #: default) keeps the draws of exercises written before this param existed.
         guard: list[GuardCode] = Field(default_factory=list)
+        #: Ask for each head's output, their concatenation (and the product with W_O) as parts,
+        #: graded with follow-through (``_steps.multi_head_parts``); the draw is the same.
+        steps: bool = False
 
         @model_validator(mode="after")
         def _sizes(self) -> MultiHeadAttention.Params:
@@ -745,7 +767,7 @@ class MultiHeadAttention(Kind):
                     row_labels=toks,
                 )
             )
-        return Generated(
+        generated = Generated(
             values={
                 "X": clean(X),
                 "W_Q": clean(WQ),
@@ -763,6 +785,9 @@ class MultiHeadAttention(Kind):
             context=ctx,
             detectors=codes,
         )
+        if p.steps:
+            return multi_head_parts(generated, ctx, heads, concat, out, p.ask, steps, toks)
+        return generated
 
 
 @register_kind

@@ -13,7 +13,12 @@ An exercise of this kind has, at the top level of its YAML file::
 Variables are drawn in the order written (``quizapp.bank.schema.VariableSpec``); the draw is
 repeated until every ``require`` holds, at most ``MAX_TRIES`` times (then ``RequireNeverHeld``);
 ``answer`` is evaluated by the safe evaluator of ``quizapp.bank.expression``.  The worked solution
-lists the expression's intermediate results (each operation and call, innermost first).
+lists the expression's intermediate results (each operation and call, innermost first), each
+shown as math (``quizapp.bank.expression.expression_latex``), not as code.
+
+With ``parts:`` instead of ``answer:`` the exercise asks for several answers in order, each
+part's ``answer`` an expression over the variables and the earlier parts' values (its
+follow-through expression; see ``quizapp/bank/parts.py``).
 """
 
 from __future__ import annotations
@@ -28,12 +33,19 @@ from quizapp.bank.expression import (
     Step,
     compile_expression,
     evaluate,
+    expression_latex,
     truth,
 )
 from quizapp.bank.kinds import register_kind
-from quizapp.bank.schema import ExpressionSpec, VariableSpec
+from quizapp.bank.schema import (
+    MAX_VARIABLE_CELLS,
+    MAX_VARIABLE_DIM,
+    ExpressionSpec,
+    PartSpec,
+    VariableSpec,
+)
 from quizapp.bank.template import format_number
-from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
+from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, Part, SolutionStep
 
 #: Draws tried before a ``require`` that never holds is reported (a bound, never a hang).
 MAX_TRIES = 1000
@@ -62,22 +74,27 @@ def _generation_error(exc: Exception) -> ExpressionError:
     return ExpressionError(f"{type(exc).__name__}: {exc}")
 
 
-def _dim(d: int | str, values: dict[str, Any], name: str) -> int:
+def _dim(d: int | str, values: dict[str, Any], name: str, what: str = "matrix") -> int:
+    """A dimension of the matrix or vector variable ``name``: a number, or an earlier integer
+    variable from 1 to ``MAX_VARIABLE_DIM``."""
     if isinstance(d, int):
         return d
     if d not in values:
         raise ExpressionError(f"variable {name}: dimension {d!r} is not an earlier variable")
     v = np.asarray(values[d], dtype=float)
+    bound = f"an integer from 1 to {MAX_VARIABLE_DIM}"
     if v.size != 1:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, but {d} is an "
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, but {d} is an "
             f"array of shape {v.shape}"
         )
-    if v.size != 1 or not float(v.reshape(())).is_integer() or not 1 <= float(v.reshape(())) <= 12:
+    x = float(v.reshape(()))
+    if not x.is_integer() or not 1 <= x <= MAX_VARIABLE_DIM:
         raise ExpressionError(
-            f"variable {name}: dimension {d!r} must be an integer from 1 to 12, got {values[d]}"
+            f"variable {name}: the {what}'s dimension {d!r} must be {bound}, got {values[d]:g} "
+            f"(a matrix has at most {MAX_VARIABLE_DIM} rows and columns)"
         )
-    return int(v.reshape(()))
+    return int(x)
 
 
 def draw_variable(
@@ -89,8 +106,13 @@ def draw_variable(
             _dim(spec.matrix[0], values, name),
             _dim(spec.matrix[1], values, name),
         )
+        if shape[0] * shape[1] > MAX_VARIABLE_CELLS:
+            raise ExpressionError(
+                f"variable {name}: a {shape[0]} x {shape[1]} matrix has more than "
+                f"{MAX_VARIABLE_CELLS} cells"
+            )
     elif spec.vector is not None:
-        shape = (_dim(spec.vector, values, name),)
+        shape = (_dim(spec.vector, values, name, "vector"),)
     else:
         shape = ()
     if spec.integers is not None:
@@ -116,7 +138,7 @@ def draw_variable(
     return float(out) if out.ndim == 0 else out
 
 
-def answer_form_for(expected: Any, spec: ExpressionSpec) -> AnswerForm:
+def answer_form_for(expected: Any, spec: ExpressionSpec | PartSpec) -> AnswerForm:
     """The answer form: from ``answer_form`` if given (checked against the answer's shape), else
     scalar/vector/matrix by the answer's dimension, with a shape-revealing grid."""
     arr = np.asarray(expected)
@@ -154,7 +176,6 @@ class ExpressionKind(Kind):
         """
         assert isinstance(params, ExpressionSpec)
         requires: list[Compiled] = [compile_expression(r) for r in params.require]
-        answer = compile_expression(params.answer)
         failed: int | None = None
         values: dict[str, Any] = {}
         for _ in range(MAX_TRIES):
@@ -184,19 +205,80 @@ class ExpressionKind(Kind):
                 "require",
                 failed,
             )
-        return self._answer(params, answer, values)
+        return self._solve(params, values)
 
     def solve(self, params: KindParams, values: dict[str, Any]) -> Generated:
         """The answer of ``params`` evaluated on ``values`` (a stored variant's variables): how a
-        regrade applies a corrected ``answer`` to the numbers a student saw.  Raises
-        ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
+        regrade applies a corrected ``answer`` (or corrected parts) to the numbers a student saw.
+        Raises ``ExpressionError`` when the answer needs a variable ``values`` lacks, or fails."""
         assert isinstance(params, ExpressionSpec)
-        return self._answer(params, compile_expression(params.answer), dict(values))
+        return self._solve(params, dict(values))
 
-    def _answer(
-        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
-    ) -> Generated:
-        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution."""
+    def _solve(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
+        if params.parts:
+            return self._parts(params, values)
+        assert params.answer is not None
+        return self._answer(params, compile_expression(params.answer), values)
+
+    def _parts(self, params: ExpressionSpec, values: dict[str, Any]) -> Generated:
+        """Evaluate every part in order, each over the variables and the earlier parts' true
+        values: the parts (expected value, answer form, worked steps, follow-through expression,
+        detectors) of a multi-part variant."""
+        from quizapp.bank.parts import detector_context, flat_solution
+
+        env = dict(values)
+        parts: list[Part] = []
+        for i, spec in enumerate(params.parts):
+            compiled = compile_expression(spec.answer)
+            expected, form, steps = self._evaluate(
+                compiled, env, spec, ("parts", i, "answer"), ("parts", i, "answer_form")
+            )
+            earlier = {p.name for p in parts}
+            uses = tuple(sorted(compiled.names & earlier))
+            context: dict[str, Any] = {}
+            detectors: tuple[str, ...] = ()
+            if spec.detectors:
+                try:
+                    context, detectors = detector_context(spec.detectors, env, expected)
+                except Exception as exc:  # noqa: BLE001 - reported at the part's detectors
+                    raise _blame(_generation_error(exc), "parts", i, "detectors") from exc
+            parts.append(
+                Part(
+                    name=spec.name,
+                    prompt=spec.prompt,
+                    expected=expected,
+                    answer_form=form,
+                    solution=steps,
+                    tolerance=spec.tolerance.to_tolerance() if spec.tolerance else None,
+                    points=None if spec.points is None else float(spec.points),
+                    follow_through=compiled.text if uses else None,
+                    uses=uses,
+                    follow_through_credit=spec.follow_through_credit,
+                    detectors=detectors,
+                    context=context,
+                    hints=list(spec.hints),
+                )
+            )
+            env[spec.name] = expected
+        return Generated(
+            values=values,
+            expected={p.name: p.expected for p in parts},
+            answer_form=AnswerForm(type="parts"),
+            solution=flat_solution(parts),
+            context=dict(values),
+            parts=parts,
+        )
+
+    def _evaluate(
+        self,
+        answer: Compiled,
+        values: dict[str, Any],
+        spec: ExpressionSpec | PartSpec,
+        answer_field: tuple[Any, ...],
+        form_field: tuple[Any, ...],
+    ) -> tuple[Any, AnswerForm, list[SolutionStep]]:
+        """Evaluate ``answer`` on ``values``: the expected value, its answer form and the worked
+        steps.  Failures are blamed on ``answer_field`` / ``form_field``."""
         trace: list[Step] = []
         try:
             value = evaluate(answer, values, trace=trace)
@@ -210,14 +292,30 @@ class ExpressionKind(Kind):
                 raise ExpressionError(
                     f"the answer has shape {arr.shape}; at most a matrix is allowed"
                 )
+            if arr.size == 0:
+                raise ExpressionError(
+                    f"the answer {answer.text!r} is empty (shape {arr.shape}): no student could "
+                    "give it"
+                )
+            if arr.ndim and (max(arr.shape) > MAX_VARIABLE_DIM or arr.size > MAX_VARIABLE_CELLS):
+                raise ExpressionError(
+                    f"the answer is a matrix of shape {arr.shape}; an answer has at most "
+                    f"{MAX_VARIABLE_DIM} rows and columns ({MAX_VARIABLE_CELLS} entries), what a "
+                    "student can type"
+                )
         except Exception as exc:  # noqa: BLE001 - reported at the answer's line
-            raise _blame(_generation_error(exc), "answer") from exc
+            raise _blame(_generation_error(exc), *answer_field) from exc
         expected: Any = float(arr) if arr.ndim == 0 else arr.astype(float)
         try:
-            form = answer_form_for(expected, params)
+            form = answer_form_for(expected, spec)
         except ExpressionError as exc:
-            raise _blame(exc, "answer_form") from exc
+            raise _blame(exc, *form_field) from exc
+        return expected, form, self._steps(trace, answer, expected, form)
 
+    def _steps(
+        self, trace: list[Step], answer: Compiled, expected: Any, form: AnswerForm
+    ) -> list[SolutionStep]:
+        """The worked solution: the traced intermediate results, then the answer."""
         steps: list[SolutionStep] = []
         seen: set[str] = set()
         for step in trace:
@@ -227,8 +325,8 @@ class ExpressionKind(Kind):
             note = f" ({step.note})" if step.note else ""
             steps.append(
                 SolutionStep(
-                    title=f"`{step.text}`",
-                    text=f"Compute `{step.text}`{note}"
+                    title=f"${expression_latex(step.text)}$",
+                    text=f"Compute ${expression_latex(step.text)}${note}"
                     + (f": ${format_number(step.value)}$." if _is_number(step.value) else ":"),
                     value=step.value,
                     heatmap=step.heatmap,
@@ -238,12 +336,21 @@ class ExpressionKind(Kind):
         steps.append(
             SolutionStep(
                 title="Answer",
-                text=f"The answer is `{answer.text}`"
+                text=f"The answer is ${expression_latex(answer.text)}$"
                 + (f": ${format_number(expected)}$." if _is_number(expected) else ":"),
                 value=expected,
                 row_labels=form.row_labels,
                 col_labels=form.col_labels,
             )
+        )
+        return steps
+
+    def _answer(
+        self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]
+    ) -> Generated:
+        """Evaluate ``answer`` on ``values``: expected value, answer form, worked solution."""
+        expected, form, steps = self._evaluate(
+            answer, values, params, ("answer",), ("answer_form",)
         )
         context = dict(values)
         context["answer_expression"] = answer.text

@@ -535,6 +535,8 @@ class Inverse(Kind):
         def _positive(self) -> Inverse.Params:
             if not self.determinants or any(d <= 0 for d in self.determinants):
                 raise ValueError("determinants must be a non-empty list of positive integers")
+            if len(self.determinants) > 20 or max(self.determinants) > 1000:
+                raise ValueError("determinants: at most 20 values, each at most 1000")
             return self
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:

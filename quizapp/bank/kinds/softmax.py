@@ -35,7 +35,7 @@ class Softmax(Kind):
         shape: list[int] = [4]
         inputs: FloatRange = (-2, 3)
         input_decimals: int = Field(0, ge=0, le=2)
-        shift: int = 0
+        shift: int = Field(0, ge=-1000, le=1000)
         decimals: Decimals = 2
 
         @field_validator("shape")

@@ -227,6 +227,10 @@ def _particular(a: int, b: int, c: int) -> tuple[int, int]:
     return s * k, t * k
 
 
+#: Most equations of a system given in the YAML (``fixed``), like the random ones' ``size``.
+MAX_FIXED_SIZE = 6
+
+
 class FixedSystem(KindParams):
     """A system given in the YAML: ``A`` square, ``y`` one entry per row, ``A`` non-singular."""
 
@@ -238,6 +242,12 @@ class FixedSystem(KindParams):
         n = len(self.A)
         if n == 0 or any(len(r) != n for r in self.A):
             raise ValueError("fixed.A must be a square matrix (n rows of n numbers)")
+        if n > MAX_FIXED_SIZE:
+            raise ValueError(
+                f"fixed.A is a {n} x {n} matrix; a system has at most {MAX_FIXED_SIZE} equations"
+            )
+        if any(abs(v) > 1e6 for row in self.A for v in row) or any(abs(v) > 1e6 for v in self.y):
+            raise ValueError("fixed: numbers must be within ±1e6")
         if len(self.y) != n:
             raise ValueError(f"fixed.y must have {n} entries, one per equation")
         try:

@@ -1,0 +1,151 @@
+"""The answer form of a multi-part exercise: each part with its prompt, grid and verdict.
+
+Each part's inputs are those of a single answer (``quizapp.web.display``), their names prefixed
+with ``part-<name>-`` (``part-S-cell-0-1``, ``part-S-answer``), all in one form: the student
+submits every part at once, or one part with its own button (``only=<name>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from quizapp.web import display
+
+PREFIX = "part-{name}-"
+
+
+@dataclass
+class PartView:
+    """One part on the exercise page: what it asks, its inputs, its last verdict."""
+
+    name: str
+    points: float | None
+    prompt_html: Markup
+    hints: list[Markup]
+    form: display.FormView
+    verdict: dict[str, Any] | None = None
+    locked: bool = False
+    uses: list[str] = field(default_factory=list)
+    expected: dict[str, Any] | None = None
+    solution: list[dict[str, Any]] | None = None
+    text_name: str = ""
+    text_id: str = ""
+
+
+class _Prefixed:
+    """A posted form seen through one part's prefix (``get("answer")`` reads
+    ``part-S-answer``)."""
+
+    def __init__(self, data: Any, prefix: str) -> None:
+        self.data = data
+        self.prefix = prefix
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(self.prefix + key, default)
+
+
+def _prefix(form: display.FormView, prefix: str) -> display.FormView:
+    for row in form.grid:
+        for cell in row:
+            cell.name = prefix + cell.name
+            cell.id = prefix + cell.id
+    for choice in form.choices:
+        choice.id = prefix + choice.id
+    return form
+
+
+def read_posted_parts(bank_variant: Any, data: Any, only: str | None = None) -> dict[str, Any]:
+    """The posted answer of each part (``only``: of that part alone), as
+    ``services.submit`` takes it: part name -> text or grid.  A part's paste box wins over its
+    grid when something is typed there; parts with nothing posted are left out."""
+    out: dict[str, Any] = {}
+    for part in bank_variant.parts:
+        if only is not None and part.name != only:
+            continue
+        view = _Prefixed(data, PREFIX.format(name=part.name))
+        text = view.get("answer")
+        if isinstance(text, str) and text.strip():
+            out[part.name] = text
+            continue
+        grid_view = _GridOnly(view)
+        answer = display.read_posted_answer(part.answer_form, grid_view)
+        if answer is not None:
+            out[part.name] = answer
+    return out
+
+
+class _GridOnly:
+    """A part's posted fields with the paste box hidden, so the grid is read."""
+
+    def __init__(self, view: _Prefixed) -> None:
+        self.view = view
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "via":
+            return "cells"
+        return self.view.get(key, default)
+
+
+def build_part_views(
+    bank_variant: Any,
+    page_parts: list[dict[str, Any]],
+    *,
+    answers: Mapping[str, Any] | None = None,
+    verdict: Mapping[str, Any] | None = None,
+    parsed: Mapping[str, Any] | None = None,
+    finished: bool = False,
+) -> list[PartView]:
+    """The parts of ``bank_variant`` for the page: each pre-filled with its answer in
+    ``answers`` (the last submission's whole answer, or what was just posted), marked with its
+    verdict in ``verdict["parts"]``; ``finished`` adds each part's correct answer and steps
+    (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``)."""
+    answers = answers or {}
+    verdicts = (verdict or {}).get("parts") or {}
+    parsed = parsed if isinstance(parsed, Mapping) else {}
+    pages = {p["name"]: p for p in page_parts}
+    out = []
+    for part in bank_variant.parts:
+        page = pages.get(part.name, {})
+        v = verdicts.get(part.name)
+        answer = answers.get(part.name)
+        prefix = PREFIX.format(name=part.name)
+        form = display.build_form_view(
+            part.answer_form,
+            choices_html=page.get("choices"),
+            answer=answer,
+            cells=(v or {}).get("cells"),
+            invalid_cell=(v or {}).get("invalid_cell"),
+            check_cells=bool(v) and v.get("status") == "invalid",
+            parsed=parsed.get(part.name) if isinstance(answer, str) else None,
+        )
+        out.append(
+            PartView(
+                name=part.name,
+                points=part.points,
+                prompt_html=page.get("prompt_html") or Markup(""),
+                hints=list(page.get("hints") or []),
+                form=_prefix(form, prefix),
+                verdict=dict(v) if v else None,
+                locked=bool(v and v.get("locked")),
+                uses=list(part.uses),
+                expected=page.get("expected") if finished else None,
+                solution=page.get("solution") if finished else None,
+                text_name=prefix + "answer",
+                text_id=prefix + "answer-text",
+            )
+        )
+    return out
+
+
+def answer_text(answer: Any) -> str:
+    """A stored answer as the submissions table shows it: a multi-part answer one part per
+    line (``S: 1 2; 3 4``), a grid row by row."""
+    if isinstance(answer, Mapping):
+        return "\n".join(f"{name}: {answer_text(value)}" for name, value in answer.items())
+    if isinstance(answer, str):
+        return answer
+    return "; ".join("  ".join(str(c) for c in row) for row in answer)
