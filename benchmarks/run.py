@@ -65,6 +65,12 @@ def print_table(rows: list[tuple[str, ...]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+#: The last line of BENCHMARKS.md: the history of the passes lives in its own file.
+HISTORY_LINK = (
+    "How the figures got here, pass by pass: [benchmarks/HISTORY.md](benchmarks/HISTORY.md)."
+)
+
+
 def markdown(results: list[Result], info: dict[str, str], seconds: float, quick: bool,
              failed: dict[str, str], notes: str) -> str:  # fmt: skip
     rows = table(results)
@@ -89,7 +95,7 @@ def markdown(results: list[Result], info: dict[str, str], seconds: float, quick:
     for r in results:
         if r.note:
             out.append(f"- **{r.figure}**: {r.note}")
-    out += ["", notes.strip(), ""]
+    out += ["", notes.strip(), "", HISTORY_LINK, ""]
     return "\n".join(out)
 
 

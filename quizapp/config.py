@@ -7,7 +7,8 @@ the instance folder (file mode 0600) and reused on every later start, so session
 variants survive restarts.  Several hosts behind a load balancer must share them: set both
 variables (or share the instance folder).
 
-Environment variables:
+The environment is read and checked by pydantic-settings (:class:`EnvironmentSettings`); a value
+the app cannot use is a :class:`ConfigError` naming the variable.  Environment variables:
 
 - ``DATABASE_URL``: SQLAlchemy URL; default ``sqlite:///<instance>/quizapp.sqlite``.  For
   PostgreSQL use ``postgresql+psycopg://user:password@host/dbname`` (``postgres://`` and
@@ -15,7 +16,7 @@ Environment variables:
 - ``QUIZAPP_SECRET_KEY``: Flask's session-signing key.
 - ``QUIZAPP_SEED_SECRET``: the key ``derive_seed`` uses to derive each student's variant seed.
 - ``QUIZAPP_EXERCISES``: the exercise bank folder; default ``./exercises`` when it exists, else the
-  ``exercises/`` folder of the source checkout the package was installed from.
+  bundled course (the checkout's ``exercises/``, or the copy an installed wheel ships).
 - ``QUIZAPP_JOIN_CODE``: when set, registering requires this course join code.
 - ``QUIZAPP_REGISTRATION``: ``0`` disables self-registration (default ``1``).
 - ``QUIZAPP_HTTPS``: ``1`` marks cookies ``Secure`` (set it when served over HTTPS).
@@ -33,6 +34,12 @@ Environment variables:
   types; default 240/min); ``QUIZAPP_RATELIMIT=0`` disables them;
   ``QUIZAPP_RATELIMIT_STORAGE_URI`` (or ``QUIZAPP_RATELIMIT_STORAGE``) shares counts between
   workers and hosts (e.g. ``redis://host``; default in-process ``memory://``).
+- ``QUIZAPP_PROXY_FIX``: the number of reverse proxies in front (0 to 10, default 0) whose
+  ``X-Forwarded-*`` headers are trusted (Werkzeug's ``ProxyFix``).
+- ``QUIZAPP_STUDENT_LEADERBOARD``: on/off, the anonymous student leaderboard (default off).
+- ``QUIZAPP_LOG_FORMAT``: ``text`` (default) or ``json`` (JSON lines) for the app's log records
+  on standard error; ``QUIZAPP_LOG_LEVEL``: ``DEBUG``, ``INFO`` (default), ``WARNING``, ``ERROR``
+  (see :mod:`quizapp.logs`).
 - ``QUIZAPP_COMPRESS``: ``0`` turns off compressing responses (HTML, CSS, JS, JSON) with zstd,
   brotli or gzip, as the browser accepts (default on; turn it off when a proxy in front
   compresses).
@@ -57,7 +64,18 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ValidationError, ValidationInfo, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from quizapp.logs import LOG_FORMATS, LOG_LEVELS
+from quizapp.resources import bundled_folder
 
 #: Largest request body accepted (bytes).  A 64 x 64 grid of 30-character cells is ~125 KB of form
 #: data, far beyond any exercise; anything larger is answered with 413.
@@ -70,8 +88,6 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: this app supports) and the default (see the module docstring for the trade-off).
 SQLITE_SYNCHRONOUS_VALUES = ("NORMAL", "FULL")
 DEFAULT_SQLITE_SYNCHRONOUS = "NORMAL"
-
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 class ConfigError(ValueError):
@@ -100,27 +116,176 @@ def flag(setting: str, value: str | None, default: bool = False) -> bool:
     raise ConfigError(f"{setting} must be 1/true/yes/on or 0/false/no/off, got {value!r}")
 
 
+#: Rate limits by default (Flask-Limiter's syntax), per user, token or address.
+DEFAULT_LIMITS = {
+    "QUIZAPP_LIMIT_LOGIN": "60 per minute",
+    "QUIZAPP_LIMIT_LOGIN_ACCOUNT": "20 per 15 minutes",
+    "QUIZAPP_LIMIT_REGISTER": "10 per minute",
+    "QUIZAPP_LIMIT_SUBMIT": "30 per minute",
+    "QUIZAPP_LIMIT_PREVIEW": "240 per minute",
+    "QUIZAPP_LIMIT_LOGIN_FAILURES": "10 per 15 minutes",
+}
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip() == "")
+
+
+class EnvironmentSettings(BaseSettings):
+    """The settings the environment gives, read and checked by pydantic-settings.
+
+    Field names are the variables of the module docstring (``DATABASE_URL``, ``QUIZAPP_...``;
+    case-sensitive).  A blank variable counts as unset, except a rate limit, which must parse.
+    A value the app cannot use raises :class:`ConfigError` naming the variable (see
+    :func:`environment_settings`); every field is read again on each call (tests change the
+    environment between apps).
+    """
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
+
+    DATABASE_URL: str | None = None
+    QUIZAPP_SECRET_KEY: str | None = None
+    QUIZAPP_SEED_SECRET: str | None = None
+    QUIZAPP_EXERCISES: str | None = None
+    QUIZAPP_INSTANCE: str | None = None
+    QUIZAPP_JOIN_CODE: str | None = None
+    QUIZAPP_REGISTRATION: bool = True
+    QUIZAPP_HTTPS: bool = False
+    QUIZAPP_TRUSTED_HOSTS: Annotated[list[str] | None, NoDecode] = None  # comma-separated
+    QUIZAPP_MAX_CONTENT_LENGTH: int = DEFAULT_MAX_CONTENT_LENGTH
+    QUIZAPP_SQLITE_SYNCHRONOUS: str = DEFAULT_SQLITE_SYNCHRONOUS
+    QUIZAPP_RATELIMIT_STORAGE_URI: str | None = None
+    QUIZAPP_RATELIMIT_STORAGE: str | None = None
+    QUIZAPP_RATELIMIT: bool = True
+    QUIZAPP_LIMIT_LOGIN: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN"]
+    QUIZAPP_LIMIT_LOGIN_ACCOUNT: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN_ACCOUNT"]
+    QUIZAPP_LIMIT_REGISTER: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_REGISTER"]
+    QUIZAPP_LIMIT_SUBMIT: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_SUBMIT"]
+    QUIZAPP_LIMIT_PREVIEW: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_PREVIEW"]
+    QUIZAPP_LIMIT_LOGIN_FAILURES: str = DEFAULT_LIMITS["QUIZAPP_LIMIT_LOGIN_FAILURES"]
+    QUIZAPP_COMPRESS: bool = True
+    QUIZAPP_TIMEZONE: str = "UTC"
+    QUIZAPP_PROXY_FIX: int = 0
+    QUIZAPP_STUDENT_LEADERBOARD: bool = False
+    QUIZAPP_LOG_FORMAT: str = "text"
+    QUIZAPP_LOG_LEVEL: str = "INFO"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the environment (no dotenv or secrets files): what the module docstring lists."""
+        return (env_settings,)
+
+    @field_validator(
+        "DATABASE_URL", "QUIZAPP_SECRET_KEY", "QUIZAPP_SEED_SECRET", "QUIZAPP_EXERCISES",
+        "QUIZAPP_INSTANCE", "QUIZAPP_JOIN_CODE", "QUIZAPP_RATELIMIT_STORAGE_URI",
+        "QUIZAPP_RATELIMIT_STORAGE", mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return None if _blank(value) else value
+
+    @field_validator(
+        "QUIZAPP_REGISTRATION", "QUIZAPP_HTTPS", "QUIZAPP_RATELIMIT", "QUIZAPP_STUDENT_LEADERBOARD",
+        "QUIZAPP_COMPRESS", mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _on_off(cls, value: Any, info: ValidationInfo) -> bool:
+        name = str(info.field_name)
+        default = cls.model_fields[name].default
+        return value if isinstance(value, bool) else flag(name, value, default)
+
+    @field_validator("QUIZAPP_TRUSTED_HOSTS", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> list[str] | None:
+        return trusted_hosts(value)
+
+    @field_validator("QUIZAPP_MAX_CONTENT_LENGTH", mode="before")
+    @classmethod
+    def _max_length(cls, value: Any) -> int:
+        return max_content_length(value)
+
+    @field_validator("QUIZAPP_SQLITE_SYNCHRONOUS", mode="before")
+    @classmethod
+    def _synchronous(cls, value: Any) -> str:
+        return sqlite_synchronous(value)
+
+    @field_validator("QUIZAPP_TIMEZONE", mode="before")
+    @classmethod
+    def _timezone(cls, value: Any) -> str:
+        return course_timezone(value)
+
+    @field_validator("QUIZAPP_PROXY_FIX", mode="before")
+    @classmethod
+    def _proxies(cls, value: Any) -> int:
+        return proxy_fix(value)
+
+    @field_validator("QUIZAPP_LOG_FORMAT", "QUIZAPP_LOG_LEVEL", mode="before")
+    @classmethod
+    def _logging(cls, value: Any, info: ValidationInfo) -> str:
+        name = str(info.field_name)
+        if _blank(value):
+            return str(cls.model_fields[name].default)
+        choices = LOG_FORMATS if name == "QUIZAPP_LOG_FORMAT" else LOG_LEVELS
+        text = str(value).strip()
+        text = text.lower() if name == "QUIZAPP_LOG_FORMAT" else text.upper()
+        if text not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return text
+
+    @field_validator(*DEFAULT_LIMITS, mode="after")
+    @classmethod
+    def _limit(cls, value: str, info: ValidationInfo) -> str:
+        check_rate_limit(str(info.field_name), value)
+        return value
+
+    @property
+    def ratelimit_storage_uri(self) -> str:
+        """Where the rate limiter counts: ``QUIZAPP_RATELIMIT_STORAGE_URI``, else its other name
+        ``QUIZAPP_RATELIMIT_STORAGE``, else in-process ``memory://``."""
+        return self.QUIZAPP_RATELIMIT_STORAGE_URI or self.QUIZAPP_RATELIMIT_STORAGE or "memory://"
+
+
+def environment_settings() -> EnvironmentSettings:
+    """The environment's settings, validated.  Raises :class:`ConfigError` (one line naming the
+    variable, what it accepts and what it got) for the first value the app cannot use."""
+    try:
+        return EnvironmentSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        original = (first.get("ctx") or {}).get("error")
+        if isinstance(original, ConfigError):
+            raise ConfigError(str(original)) from None
+        name = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{name}: {first['msg']}, got {first.get('input')!r}") from None
+
+
 def default_instance_path() -> Path:
     """``$QUIZAPP_INSTANCE`` or ``./instance`` (absolute)."""
-    return Path(os.environ.get("QUIZAPP_INSTANCE") or "instance").resolve()
+    return Path(environment_settings().QUIZAPP_INSTANCE or "instance").resolve()
 
 
 def default_exercises_path() -> Path:
-    """``$QUIZAPP_EXERCISES``, else ``./exercises`` if it exists, else the checkout's ``exercises/``.
+    """``$QUIZAPP_EXERCISES``, else ``./exercises`` if it exists, else the bundled course.
 
-    The fallback makes ``pip install -e . && quizapp serve`` work from any directory of a fresh
-    clone.  When neither exists, ``./exercises`` is returned (syncing it reports the missing folder).
+    The bundled course is the checkout's ``exercises/`` or, for an installed wheel, the copy
+    inside the package (:func:`quizapp.resources.bundled_folder`): so ``quizapp serve`` works from
+    any directory, an empty one included.  When none exists, ``./exercises`` is returned (syncing
+    it reports the missing folder).
     """
-    env = os.environ.get("QUIZAPP_EXERCISES")
+    env = environment_settings().QUIZAPP_EXERCISES
     if env:
         return Path(env).resolve()
     here = Path("exercises").resolve()
     if here.is_dir():
         return here
-    bundled = _PACKAGE_ROOT / "exercises"
-    if bundled.is_dir():
-        return bundled
-    return here
+    return bundled_folder("exercises") or here
 
 
 def normalize_database_url(url: str) -> str:
@@ -169,6 +334,52 @@ def sqlite_synchronous(value: Any) -> str:
     return text
 
 
+def trusted_hosts(value: Any) -> list[str] | None:
+    """``QUIZAPP_TRUSTED_HOSTS`` (comma-separated host names, or a list) as a list; None (any
+    host) when unset or blank.  Raises :class:`ConfigError` for text holding no name (``,,``)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        hosts = [h.strip() for h in value.split(",") if h.strip()]
+        if value.strip() and not hosts:  # e.g. ",,": would mean "any host"
+            raise ConfigError(
+                f"QUIZAPP_TRUSTED_HOSTS must list host names separated by commas, got {value!r}"
+            )
+        return hosts or None
+    return list(value) or None
+
+
+def max_content_length(value: Any) -> int:
+    """``QUIZAPP_MAX_CONTENT_LENGTH`` in bytes (default :data:`DEFAULT_MAX_CONTENT_LENGTH` when
+    unset or blank).  Raises :class:`ConfigError` unless it is a whole number of at least 1024."""
+    if _blank(value) or value == 0:
+        return DEFAULT_MAX_CONTENT_LENGTH
+    try:
+        number = int(value)
+        if number < 1024:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"QUIZAPP_MAX_CONTENT_LENGTH must be a whole number of bytes, at least 1024, "
+            f"got {value!r}"
+        ) from None
+    return number
+
+
+def proxy_fix(value: Any) -> int:
+    """``QUIZAPP_PROXY_FIX``: how many reverse proxies to trust (0 when unset or blank).  Raises
+    :class:`ConfigError` for anything but a whole number from 0 to 10."""
+    try:
+        n = int(str(value).strip() or "0") if value is not None else 0
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 10:
+        raise ConfigError(
+            f"QUIZAPP_PROXY_FIX must be the number of trusted proxies (0 to 10), got {value!r}"
+        )
+    return n
+
+
 def course_timezone(value: Any) -> str:
     """``value`` (``QUIZAPP_TIMEZONE``) checked as an IANA zone name and returned as the zone's
     key (``America/Chicago``); None or blank gives ``UTC``.  Raises :class:`ConfigError` naming
@@ -188,61 +399,56 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     missing from both are read from (or generated into) ``instance_path``.
     """
     over = dict(overrides or {})
-    env = os.environ
+    env = environment_settings()
     cfg: dict[str, Any] = {}
 
-    url = over.get("SQLALCHEMY_DATABASE_URI") or over.get("DATABASE_URL") or env.get("DATABASE_URL")
+    url = over.get("SQLALCHEMY_DATABASE_URI") or over.get("DATABASE_URL") or env.DATABASE_URL
     if not url:
         url = f"sqlite:///{instance_path / 'quizapp.sqlite'}"
     cfg["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(str(url))
     cfg["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
-    cfg["QUIZAPP_SQLITE_SYNCHRONOUS"] = sqlite_synchronous(
-        over.get("QUIZAPP_SQLITE_SYNCHRONOUS", env.get("QUIZAPP_SQLITE_SYNCHRONOUS"))
+    cfg["QUIZAPP_SQLITE_SYNCHRONOUS"] = (
+        sqlite_synchronous(over["QUIZAPP_SQLITE_SYNCHRONOUS"])
+        if "QUIZAPP_SQLITE_SYNCHRONOUS" in over
+        else env.QUIZAPP_SQLITE_SYNCHRONOUS
     )
 
-    cfg["QUIZAPP_TIMEZONE"] = course_timezone(
-        over.get("QUIZAPP_TIMEZONE", env.get("QUIZAPP_TIMEZONE"))
+    cfg["QUIZAPP_TIMEZONE"] = (
+        course_timezone(over["QUIZAPP_TIMEZONE"])
+        if "QUIZAPP_TIMEZONE" in over
+        else env.QUIZAPP_TIMEZONE
     )
 
-    secret = over.get("SECRET_KEY") or env.get("QUIZAPP_SECRET_KEY")
+    secret = over.get("SECRET_KEY") or env.QUIZAPP_SECRET_KEY
     if not secret:
         secret = read_or_create_secret(instance_path / "secret_key")
     cfg["SECRET_KEY"] = secret
 
-    seed_secret = over.get("QUIZAPP_SEED_SECRET") or env.get("QUIZAPP_SEED_SECRET")
+    seed_secret = over.get("QUIZAPP_SEED_SECRET") or env.QUIZAPP_SEED_SECRET
     if not seed_secret:
         seed_secret = read_or_create_secret(instance_path / "seed_secret")
     cfg["QUIZAPP_SEED_SECRET"] = seed_secret
 
     exercises = over.get("QUIZAPP_EXERCISES")
     cfg["QUIZAPP_EXERCISES"] = Path(exercises).resolve() if exercises else default_exercises_path()
-    cfg["QUIZAPP_JOIN_CODE"] = over.get("QUIZAPP_JOIN_CODE", env.get("QUIZAPP_JOIN_CODE") or None)
-    cfg["QUIZAPP_REGISTRATION"] = over.get(
-        "QUIZAPP_REGISTRATION", flag("QUIZAPP_REGISTRATION", env.get("QUIZAPP_REGISTRATION"), True)
-    )
-    https = over.get("QUIZAPP_HTTPS", flag("QUIZAPP_HTTPS", env.get("QUIZAPP_HTTPS")))
+    cfg["QUIZAPP_JOIN_CODE"] = over.get("QUIZAPP_JOIN_CODE", env.QUIZAPP_JOIN_CODE)
+    cfg["QUIZAPP_REGISTRATION"] = over.get("QUIZAPP_REGISTRATION", env.QUIZAPP_REGISTRATION)
+    https = over.get("QUIZAPP_HTTPS", env.QUIZAPP_HTTPS)
     cfg["QUIZAPP_HTTPS"] = bool(https)
+    cfg["QUIZAPP_STUDENT_LEADERBOARD"] = env.QUIZAPP_STUDENT_LEADERBOARD
+    cfg["QUIZAPP_PROXY_FIX"] = env.QUIZAPP_PROXY_FIX
+    cfg["QUIZAPP_LOG_FORMAT"] = env.QUIZAPP_LOG_FORMAT
+    cfg["QUIZAPP_LOG_LEVEL"] = env.QUIZAPP_LOG_LEVEL
 
-    hosts = over.get("QUIZAPP_TRUSTED_HOSTS", env.get("QUIZAPP_TRUSTED_HOSTS"))
-    if isinstance(hosts, str):
-        raw_hosts = hosts
-        hosts = [h.strip() for h in hosts.split(",") if h.strip()]
-        if raw_hosts.strip() and not hosts:  # e.g. ",,": would mean "any host"
-            raise ConfigError(
-                f"QUIZAPP_TRUSTED_HOSTS must list host names separated by commas, got {raw_hosts!r}"
-            )
-    cfg["TRUSTED_HOSTS"] = list(hosts) if hosts else None
+    if "QUIZAPP_TRUSTED_HOSTS" in over:
+        cfg["TRUSTED_HOSTS"] = trusted_hosts(over["QUIZAPP_TRUSTED_HOSTS"])
+    else:
+        cfg["TRUSTED_HOSTS"] = env.QUIZAPP_TRUSTED_HOSTS
 
-    max_len = over.get("MAX_CONTENT_LENGTH") or env.get("QUIZAPP_MAX_CONTENT_LENGTH")
-    try:
-        cfg["MAX_CONTENT_LENGTH"] = int(max_len) if max_len else DEFAULT_MAX_CONTENT_LENGTH
-        if cfg["MAX_CONTENT_LENGTH"] < 1024:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"QUIZAPP_MAX_CONTENT_LENGTH must be a whole number of bytes, at least 1024, "
-            f"got {max_len!r}"
-        ) from None
+    max_len = over.get("MAX_CONTENT_LENGTH")
+    cfg["MAX_CONTENT_LENGTH"] = (
+        max_content_length(max_len) if max_len else env.QUIZAPP_MAX_CONTENT_LENGTH
+    )
     # Form parsing limits (Werkzeug).
     cfg["MAX_FORM_MEMORY_SIZE"] = cfg["MAX_CONTENT_LENGTH"]
     cfg["MAX_FORM_PARTS"] = 5000  # a 64 x 64 grid (services.MAX_GRID) fits
@@ -257,21 +463,11 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
     cfg["WTF_CSRF_SSL_STRICT"] = bool(https)
 
     # Rate limits (Flask-Limiter syntax); answered with 429 and a message.
-    cfg["RATELIMIT_STORAGE_URI"] = (
-        env.get("QUIZAPP_RATELIMIT_STORAGE_URI")
-        or env.get("QUIZAPP_RATELIMIT_STORAGE")
-        or "memory://"
-    )
-    cfg["RATELIMIT_ENABLED"] = flag("QUIZAPP_RATELIMIT", env.get("QUIZAPP_RATELIMIT"), True)
-    cfg["QUIZAPP_LIMIT_LOGIN"] = env.get("QUIZAPP_LIMIT_LOGIN", "60 per minute")
-    cfg["QUIZAPP_LIMIT_REGISTER"] = env.get("QUIZAPP_LIMIT_REGISTER", "10 per minute")
-    cfg["QUIZAPP_LIMIT_SUBMIT"] = env.get("QUIZAPP_LIMIT_SUBMIT", "30 per minute")
-    cfg["QUIZAPP_LIMIT_PREVIEW"] = env.get("QUIZAPP_LIMIT_PREVIEW", "240 per minute")
-    cfg["QUIZAPP_COMPRESS"] = flag("QUIZAPP_COMPRESS", env.get("QUIZAPP_COMPRESS"), True)
-    cfg["QUIZAPP_LIMIT_LOGIN_FAILURES"] = env.get(
-        "QUIZAPP_LIMIT_LOGIN_FAILURES", "10 per 15 minutes"
-    )
-    cfg["QUIZAPP_LIMIT_LOGIN_ACCOUNT"] = env.get("QUIZAPP_LIMIT_LOGIN_ACCOUNT", "20 per 15 minutes")
+    cfg["RATELIMIT_STORAGE_URI"] = env.ratelimit_storage_uri
+    cfg["RATELIMIT_ENABLED"] = env.QUIZAPP_RATELIMIT
+    for key in LIMIT_SETTINGS:
+        cfg[key] = getattr(env, key)
+    cfg["QUIZAPP_COMPRESS"] = env.QUIZAPP_COMPRESS
 
     for key, value in over.items():
         if value is None or key in {
@@ -283,20 +479,17 @@ def build_config(instance_path: Path, overrides: Mapping[str, Any] | None = None
         }:
             continue
         cfg[key] = value
+    # Overrides are checked as the environment's values are.
     for key in LIMIT_SETTINGS:
-        check_rate_limit(key, cfg[key])
+        if over.get(key) is not None:
+            check_rate_limit(key, cfg[key])
+    if over.get("QUIZAPP_PROXY_FIX") is not None:
+        cfg["QUIZAPP_PROXY_FIX"] = proxy_fix(over["QUIZAPP_PROXY_FIX"])
     return cfg
 
 
 #: The rate-limit settings (Flask-Limiter's rate limit strings).
-LIMIT_SETTINGS = (
-    "QUIZAPP_LIMIT_LOGIN",
-    "QUIZAPP_LIMIT_LOGIN_ACCOUNT",
-    "QUIZAPP_LIMIT_REGISTER",
-    "QUIZAPP_LIMIT_SUBMIT",
-    "QUIZAPP_LIMIT_PREVIEW",
-    "QUIZAPP_LIMIT_LOGIN_FAILURES",
-)
+LIMIT_SETTINGS = tuple(DEFAULT_LIMITS)
 
 
 def check_rate_limit(setting: str, value: Any) -> None:

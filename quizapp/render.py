@@ -3,8 +3,10 @@
 ``render_markdown`` uses markdown-it-py (CommonMark) with raw HTML disabled, so any ``<tag>`` in
 the text is shown as text; links with ``javascript:``/``vbscript:``/``data:`` URLs are refused by
 markdown-it's link validation.  Math is ``$...$`` (inline) and ``$$...$$`` (display, inline or as
-its own block); ``\\$`` is a literal dollar.  Following Pandoc, an inline ``$`` opens math only
-when not followed by a space and closes only when not preceded by one (so "$5 and $6" stays text).
+its own block), found by mdit-py-plugins' ``dollarmath`` rules; ``\\$`` is a literal dollar.
+Following Pandoc, an inline ``$`` opens math only when not followed by a space nor preceded by a
+digit, and closes only when not preceded by a space nor followed by a digit (so "$5 and $6"
+stays text).
 Math is converted by latex2mathml, and its output is then rebuilt from an allow-list of MathML
 elements and attributes with every text escaped (latex2mathml copies ``\\text{...}`` content
 verbatim, so its raw output is not safe to embed).  A formula latex2mathml cannot convert is shown
@@ -20,7 +22,7 @@ from functools import lru_cache
 from latex2mathml.converter import convert as _latex_to_mathml
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
-from markdown_it.rules_inline import StateInline
+from mdit_py_plugins.dollarmath.index import math_block_dollar, math_inline_dollar
 
 MAX_LATEX = 5_000
 
@@ -277,93 +279,31 @@ def _convert_latex(tex: str, display: bool) -> str:
     return _sanitize_mathml(raw)
 
 
-def _math_inline(state: StateInline, silent: bool) -> bool:
-    src, pos, end = state.src, state.pos, state.posMax
-    if src[pos] != "$":
-        return False
-    display = src.startswith("$$", pos)
-    if display:
-        close = src.find("$$", pos + 2, end)
-        while close != -1 and src[close - 1] == "\\":
-            close = src.find("$$", close + 2, end)
-        if close == -1 or close == pos + 2:
-            return False
-        content, new_pos = src[pos + 2 : close], close + 2
-    else:
-        if pos + 1 >= end or src[pos + 1].isspace():
-            return False
-        close = pos + 1
-        while True:
-            close = src.find("$", close, end)
-            if close == -1:
-                return False
-            if src[close - 1] == "\\":
-                close += 1
-                continue
-            if src[close - 1].isspace():
-                close += 1
-                continue
-            break
-        if close + 1 < end and src[close + 1].isdigit():
-            return False  # "$5 and $6": a closing $ followed by a digit is not math (Pandoc)
-        content, new_pos = src[pos + 1 : close], close + 1
-    if not silent:
-        token = state.push("math_display" if display else "math_inline", "math", 0)
-        token.content = content
-        token.markup = "$$" if display else "$"
-    state.pos = new_pos
-    return True
+_dollar_block = math_block_dollar(allow_labels=False, allow_blank_lines=True)
 
 
 def _math_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    begin = state.bMarks[start] + state.tShift[start]
-    line_end = state.eMarks[start]
-    if state.sCount[start] - state.blkIndent >= 4:
-        return False
-    first = state.src[begin:line_end]
-    if not first.startswith("$$"):
-        return False
-    rest = first[2:]
-    if "$$" in rest and not rest.rstrip().endswith("$$"):
-        return False  # "$$a$$ and text": inline display math inside a paragraph
-    if rest.rstrip().endswith("$$") and rest.strip() != "":
-        content = rest.rstrip()[:-2]
-        next_line = start + 1
-        if state.src[begin:line_end].strip()[2:-2].strip() == "":
-            return False
-    else:
-        lines = [rest]
-        next_line = start + 1
-        found = False
-        while next_line < end:
-            b = state.bMarks[next_line] + state.tShift[next_line]
-            e = state.eMarks[next_line]
-            text = state.src[b:e]
-            next_line += 1
-            if text.rstrip().endswith("$$"):
-                lines.append(text.rstrip()[:-2])
-                found = True
-                break
-            lines.append(text)
-        if not found:
-            return False
-        content = "\n".join(lines)
-    if silent:
-        return True
-    state.line = next_line
-    token = state.push("math_block", "math", 0)
-    token.block = True
-    token.content = content
-    token.map = [start, next_line]
-    token.markup = "$$"
-    return True
+    """dollarmath's ``$$`` block rule, also as a paragraph terminator.
+
+    The plugin's rule ignores ``silent`` (it always pushes its token and moves ``state.line``),
+    which is harmless only while no other rule asks it whether a block starts here; a ``$$``
+    line may interrupt a paragraph here, so in silent mode the token is dropped and the line
+    restored.
+    """
+    if not silent:
+        return bool(_dollar_block(state, start, end, False))
+    line, count = state.line, len(state.tokens)
+    found = bool(_dollar_block(state, start, end, False))
+    del state.tokens[count:]
+    state.line = line
+    return found
 
 
 def _render_inline(self, tokens, idx, options, env) -> str:  # noqa: ANN001
     return render_latex(tokens[idx].content.strip(), False)
 
 
-def _render_display(self, tokens, idx, options, env) -> str:  # noqa: ANN001
+def _render_inline_display(self, tokens, idx, options, env) -> str:  # noqa: ANN001
     return render_latex(tokens[idx].content.strip(), True)
 
 
@@ -377,7 +317,15 @@ def _build() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
-    md.inline.ruler.before("escape", "math", _math_inline)
+    # mdit-py-plugins' dollarmath rules (the parsing only; the rendering is ours): no space just
+    # inside an inline $...$ and no digit just outside it (Pandoc's rule: "$5 and $6" is text),
+    # $$...$$ inside a paragraph is display math, a $$ block may hold blank lines and, unlike the
+    # plugin's default, may interrupt a paragraph (as a fence does).
+    md.inline.ruler.before(
+        "escape",
+        "math_inline",
+        math_inline_dollar(allow_space=False, allow_digits=False, allow_double=True),
+    )
     md.block.ruler.before(
         "fence",
         "math_block",
@@ -385,7 +333,7 @@ def _build() -> MarkdownIt:
         {"alt": ["paragraph", "reference", "blockquote", "list"]},
     )
     md.add_render_rule("math_inline", _render_inline)
-    md.add_render_rule("math_display", _render_display)
+    md.add_render_rule("math_inline_double", _render_inline_display)
     md.add_render_rule("math_block", _render_block)
     return md
 

@@ -1,4 +1,11 @@
-"""Shared fixtures.  Tests that read ``../shared/`` skip cleanly when it is absent.
+"""Shared fixtures.
+
+The handed cases (``grading.yaml``, ``bad-yaml/``, ``bad-requests.md``) are copied into
+``tests/cases/`` so that every clone runs them (fixture ``cases_dir``);
+``tests/test_cases_copy.py`` checks the copies equal ``../shared/cases/`` when that folder is
+beside the repository (``$QUIZAPP_SHARED_DIR`` names it when the clone lives elsewhere, e.g. a
+git worktree).  Tests that need ``../shared`` itself (fixture ``shared_dir``) skip when it is
+absent, or fail under ``QUIZAPP_TEST_REQUIRE=shared`` (``.ci/run``, which has it).
 
 Database backends: every test of the modules in :data:`DATABASE_MODULES` that uses ``tmp_path``
 runs twice, on ``sqlite`` and on ``postgres`` (test ids ``[sqlite]`` / ``[postgres]``); the
@@ -11,9 +18,11 @@ parametrized the same way (e.g. a server harness started with that URL).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from browser_support import browser_unavailable
 from test_postgres_support import (
     BACKENDS,
     POSTGRES_ENV,
@@ -26,7 +35,9 @@ from test_postgres_support import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("QUIZAPP_SHARED_DIR") or REPO.parent / "shared")
+#: The copies of the handed cases.
+CASES = Path(__file__).resolve().parent / "cases"
 
 #: Modules whose tests touch the database and run on every backend.
 DATABASE_MODULES = frozenset(
@@ -50,10 +61,26 @@ DATABASE_MODULES = frozenset(
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """The ``../shared`` folder beside the repository; skips the test when it is absent."""
+    """The ``../shared`` folder beside the repository (or ``$QUIZAPP_SHARED_DIR``); skips the
+    test when it is absent (fails instead under ``QUIZAPP_TEST_REQUIRE=shared``)."""
     if not SHARED.is_dir():
-        pytest.skip("../shared is not present (only CI and developers have it)")
+        skip_or_fail("shared", f"{SHARED} is not present (only CI and developers have it)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def cases_dir() -> Path:
+    """``tests/cases``: the copies of the handed cases (grading.yaml, bad-yaml/, bad-requests.md)."""
+    return CASES
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``browser`` skips (or, with ``QUIZAPP_TEST_REQUIRE=browser``, fails) before
+    its fixtures start servers when Chromium or Playwright is missing."""
+    if item.get_closest_marker("browser") is not None:
+        reason = browser_unavailable()
+        if reason is not None:
+            skip_or_fail("browser", reason)
 
 
 def _backend_params() -> list:

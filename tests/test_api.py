@@ -10,11 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_web_support import bank_available, bank_variant_of, fmt, register, synced_app
+from test_web_support import bank_variant_of, fmt, register, synced_app
 
 from quizapp.models import ApiToken, Quiz, Submission, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 DECK = "01-linear-systems/05-deck-system"
 SOFTMAX = "04-retrieval-and-softmax/05-softmax-vector"

@@ -12,11 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_web_support import bank_available, bank_variant_of, fmt, register, synced_app
+from test_web_support import bank_variant_of, fmt, register, synced_app
 
 from quizapp.models import Exercise, Progress, Quiz, Submission, Variant, db, utcnow
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 PRODUCT = "03-transpose-and-products/05-matrix-product"  # a 2 x 2 grid
 CHOICE = "02-matrices-and-maps/03-which-is-linear"

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from test_instructor_support import DECK, TRANSPOSE, add_user, bank_app
-from test_web_support import bank_available
 
 from quizapp.models import Submission, db
 
 MATRIX = "01-linear-systems/08-matrix-form"  # a 2 x 3 grid is shown
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 def _count(app) -> int:

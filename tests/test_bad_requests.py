@@ -1,4 +1,4 @@
-"""Every input of ``../shared/cases/bad-requests.md`` gets a clear 4xx (or a page with a message),
+"""Every input of ``tests/cases/bad-requests.md`` (the copy of ``../shared/cases/``) gets a clear 4xx (or a page with a message),
 never a 500, never a half-stored record, and the server answers the next request.
 
 Where each item is covered:
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_postgres_support import skip_or_fail
 from test_web_support import (
-    bank_available,
     csrf_from,
     login,
     make_app,
@@ -54,8 +54,6 @@ from test_web_support import (
 
 from quizapp import services
 from quizapp.models import db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 PW = "correct horse battery"
 DECK = "01-linear-systems/05-deck-system"
@@ -258,7 +256,7 @@ def test_raw_answers_round_trip_losslessly(tmp_path: Path, backend: str) -> None
     if backend == "postgres":
         url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
         if not url:
-            pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
+            skip_or_fail("postgres", "QUIZAPP_TEST_POSTGRES_URL is not set: no PostgreSQL")
         config["SQLALCHEMY_DATABASE_URI"] = url
     app = make_app(tmp_path, **config)
     try:

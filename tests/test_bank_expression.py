@@ -174,11 +174,6 @@ def _softmax_rows(z: np.ndarray) -> np.ndarray:
 
 
 def test_softmax_and_attention_come_from_linalg() -> None:
-    linalg = pytest.importorskip("quizapp.linalg")
-    if not hasattr(linalg, "softmax"):
-        with pytest.raises(ExpressionError, match="quizapp.linalg"):
-            evaluate("softmax(A)", VARS)
-        pytest.skip("quizapp.linalg.softmax lands with the bank-kinds branch")
     np.testing.assert_allclose(evaluate("softmax(A)", VARS), _softmax_rows(A))
     np.testing.assert_allclose(evaluate("softmax(A, axis=0)", VARS), _softmax_rows(A.T).T)
     q, k, v = A, B, np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]])
@@ -247,9 +242,6 @@ def test_boolean_answer_is_refused() -> None:
 
 
 def test_trace_explains_attention_and_inverse() -> None:
-    linalg = pytest.importorskip("quizapp.linalg")
-    if not hasattr(linalg, "attention"):
-        pytest.skip("quizapp.linalg.attention lands with the bank-kinds branch")
     q, k, v = A, B, np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]])
     trace: list[Step] = []
     evaluate("attention(Q, K, V)", {"Q": q, "K": k, "V": v}, trace=trace)

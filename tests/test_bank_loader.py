@@ -1,4 +1,4 @@
-"""Loading the bank: the shared bad-YAML cases, quiz folders, stored sources, seeds, determinism."""
+"""Loading the bank: the handed bad-YAML cases (tests/cases/bad-yaml), quiz folders, stored sources, seeds, determinism."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ import pytest
 import yaml
 
 from quizapp.bank import BankError, derive_seed, load_bank, load_exercise_source
-from quizapp.bank.kinds import _REGISTRY, all_kinds
 from quizapp.bank.loader import load_exercise_file
-from quizapp.bank.types import Generated, Kind, KindParams
 
 MARKER = Path("/tmp/quizapp-yaml-was-executed")
 
@@ -32,37 +30,13 @@ prompt: "Solve $A x = b$ for $A = {{ A }}$, $b = {{ b }}$."
 
 
 def _expected_cases() -> list[dict]:
-    path = (
-        Path(__file__).resolve().parent.parent.parent
-        / "shared"
-        / "cases"
-        / "bad-yaml"
-        / "expected.yaml"
-    )
-    if not path.is_file():
-        return [{"file": "absent", "line": None, "says": []}]
+    path = Path(__file__).resolve().parent / "cases" / "bad-yaml" / "expected.yaml"
     return yaml.safe_load(path.read_text())
 
 
-class _SoftmaxNameOnly(Kind):
-    """Stands in for the bank-kinds helper's softmax kind so the suggestion can be tested before
-    that kind is merged; never generates."""
-
-    name = "softmax"
-    Params = KindParams
-
-    def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
-        raise NotImplementedError
-
-
 @pytest.mark.parametrize("case", _expected_cases(), ids=lambda c: c["file"])
-def test_bad_yaml_case_gives_expected_message_at_expected_line(
-    case: dict, shared_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = shared_dir / "cases" / "bad-yaml" / case["file"]
-    if "softmax" in case["says"] and "softmax" not in all_kinds():
-        # The suggestion comes from the kinds registry; the real softmax kind lands separately.
-        monkeypatch.setitem(_REGISTRY, "softmax", _SoftmaxNameOnly())
+def test_bad_yaml_case_gives_expected_message_at_expected_line(case: dict, cases_dir: Path) -> None:
+    path = cases_dir / "bad-yaml" / case["file"]
     existed = MARKER.exists()
     started = time.monotonic()
     exercise, errors = load_exercise_file(path)

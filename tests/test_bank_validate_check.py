@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from quizapp.bank import load_exercise_source
-from quizapp.bank.check import check_exercise, check_variant, grading_available
+from quizapp.bank.check import check_exercise, check_variant
 from quizapp.bank.kinds import _REGISTRY, all_kinds
 from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, SolutionStep
 
@@ -66,17 +66,14 @@ def _exercise(
 )
 def test_each_fault_is_reported_with_its_seed(faulty: str, fault: str, says: str) -> None:
     failures = check_exercise(_exercise(faulty, fault), range(4))
-    # (with answer-form grading installed, grading such a variant may fail as well)
+    # (grading such a variant may fail as well)
     named = [f.seed for f in failures if says in f.message and f.seed is not None]
     assert named[:3] == [0, 1, 2]
 
 
 def test_clean_kind_passes_and_constant_kind_does_not(faulty: str) -> None:
     clean = check_exercise(_exercise(faulty, "none"), range(10))
-    if grading_available():
-        assert clean == []
-    else:
-        assert [f for f in clean if "grad" not in f.message] == []
+    assert clean == []
     constant = check_exercise(_exercise(faulty, "constant"), range(10))
     assert any(f.seed is None and "identical" in f.message for f in constant)
 

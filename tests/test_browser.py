@@ -3,7 +3,7 @@
 The app is served by Werkzeug on a free loopback port in a background thread, with a temporary
 instance folder and the bundled ``exercises/``, on SQLite and (when ``QUIZAPP_TEST_POSTGRES_URL``
 is set) on PostgreSQL.  Chromium is Debian's (``/usr/bin/chromium``, or ``$QUIZAPP_CHROMIUM``);
-the tests skip with the reason when it is absent.  Playwright's own browser download is never used.
+the tests skip with the reason when it is absent (tests/browser_support.py).  Playwright's own browser download is never used.
 
 Screenshots of every key page go to ``test-output/browser/<backend>/`` (gitignored); the paths
 are printed (``pytest -s`` or the captured output of a failure shows them).  Expected answers are
@@ -28,23 +28,15 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 import yaml
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 from test_postgres_support import PostgresSchema, postgres_base_url, skip_or_fail
-from test_web_support import EXERCISES, bank_available, gradebook_column, make_app
+from test_web_support import EXERCISES, gradebook_column, make_app
 
 from quizapp import services
 from quizapp.models import Exercise, db
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "test-output" / "browser"
-CHROMIUM = os.environ.get("QUIZAPP_CHROMIUM") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PASSWORD = "correct horse battery"
 
 DECK = "01-linear-systems/05-deck-system"
@@ -57,30 +49,7 @@ RIGHT_BG = "rgb(230, 244, 234)"
 WRONG_BG = "rgb(253, 236, 234)"
 
 
-def _skip_reason() -> str | None:
-    if not bank_available():
-        return "the exercise bank is not present"
-    if not Path(CHROMIUM).exists():
-        return (
-            f"no Chromium at {CHROMIUM} (apt-get install chromium, or set QUIZAPP_CHROMIUM to a "
-            "Chromium binary)"
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    return None
-
-
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _browser_available() -> None:
-    """Skip (or, under .ci/run's QUIZAPP_TEST_REQUIRE=browser, fail) without Chromium."""
-    reason = _skip_reason()
-    if reason is not None:
-        skip_or_fail("browser", reason)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,9 +26,9 @@ from test_browser import (
     variant_values,
 )
 
-# The live server, browser and page fixtures of tests/test_browser.py (and its skip when
-# Chromium or Playwright is missing), used here by name.
-_browser_available = tb._browser_available
+# The live server, browser and page fixtures of tests/test_browser.py, used here by name (the
+# ``browser`` mark skips, or fails under .ci/run, when Chromium or Playwright is missing:
+# tests/browser_support.py).
 live_server = tb.live_server
 browser = tb.browser
 context = tb.context

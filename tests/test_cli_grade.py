@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from quizapp.bank import load_bank
 from quizapp.cli import main
-from quizapp.grading import Tolerance, Verdict, grade
+from quizapp.grading import Tolerance, grade
 
 
 def run(*args: str) -> Any:
@@ -130,49 +129,46 @@ def test_bad_usage_exits_2(args: list[str], fragment: str) -> None:
     assert fragment in result.output
 
 
-class _FakeExercise:
-    def __init__(self, seen: dict[str, Any]) -> None:
-        self.seen = seen
-
-    def generate(self, seed: int) -> dict[str, Any]:
-        self.seen["seed"] = seed
-        return {"expected": float(seed)}
-
-
-def _fake_bank(monkeypatch: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
-    fake = types.ModuleType("quizapp.bank")
-
-    def load_bank(root: Path) -> Any:
-        seen["root"] = root
-        return types.SimpleNamespace(
-            exercises={"quiz/ex": _FakeExercise(seen)}, errors=["x/y.yaml:1:1: bad"]
-        )
-
-    def grade_answer(variant: dict[str, Any], answer: str) -> Verdict:
-        return grade(variant["expected"], answer)
-
-    fake.load_bank = load_bank  # type: ignore[attr-defined]
-    fake.grade_answer = grade_answer  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "quizapp.bank", fake)
+SCALE = """\
+title: Scale
+kind: expression
+variables:
+  a: {integers: [2, 9]}
+  x: {integers: [1, 20]}
+answer: a * x
+prompt: "Compute {{ a }} times {{ x }}."
+"""
 
 
-def test_exercise_form_calls_the_bank_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    seen: dict[str, Any] = {}
-    _fake_bank(monkeypatch, seen)
-    out = run_json("quiz/ex", "--seed", "7", "--answer", "7", "--bank", str(tmp_path))
-    assert out["status"] == "correct"
-    assert seen == {"root": tmp_path, "seed": 7}
-    result = run("quiz/nope", "--seed", "7", "--answer", "7", "--bank", str(tmp_path))
+def _bank(root: Path) -> Path:
+    (root / "quiz").mkdir(parents=True)
+    (root / "quiz" / "quiz.yaml").write_text("title: Quiz\n")
+    (root / "quiz" / "ex.yaml").write_text(SCALE)
+    return root
+
+
+def test_exercise_form_grades_the_variant_of_that_seed(tmp_path: Path) -> None:
+    root = _bank(tmp_path / "exercises")
+    values = load_bank(root).exercises["quiz/ex"].generate(7).values
+    right = str(int(values["a"]) * int(values["x"]))
+    out = run_json("quiz/ex", "--seed", "7", "--answer", right, "--bank", str(root))
+    assert out["status"] == "correct" and out["score"] == 1.0
+    wrong = str(2 * int(values["a"]) * int(values["x"]))
+    out = run_json("quiz/ex", "--seed", "7", "--answer", wrong, "--bank", str(root))
+    assert out["status"] == "incorrect" and out["score"] == 0.0
+    result = run("quiz/nope", "--seed", "7", "--answer", "7", "--bank", str(root))
     assert result.exit_code == 2 and "no exercise 'quiz/nope'" in result.output
 
 
-def test_exercise_form_without_bank_api_or_folder_exits_2(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setitem(sys.modules, "quizapp.bank", types.ModuleType("quizapp.bank"))
-    result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(tmp_path))
-    assert result.exit_code == 2 and "quizapp.bank.load_bank" in result.output
-    _fake_bank(monkeypatch, {})
+def test_exercise_form_names_the_file_problems_of_a_broken_exercise(tmp_path: Path) -> None:
+    root = _bank(tmp_path / "exercises")
+    (root / "quiz" / "ex.yaml").write_text(SCALE.replace("answer: a * x", "answer: a * y"))
+    result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(root))
+    assert result.exit_code == 2 and "no exercise 'quiz/ex'" in result.output
+    assert "ex.yaml" in result.output and "'y'" in result.output
+
+
+def test_exercise_form_without_the_bank_folder_exits_2(tmp_path: Path) -> None:
     result = run("quiz/ex", "--seed", "1", "--answer", "1", "--bank", str(tmp_path / "missing"))
     assert result.exit_code == 2 and "no exercise bank at" in result.output
 

@@ -17,7 +17,6 @@ from test_instructor_support import (
     add_user,
     at,
     bank_app,
-    bank_available,
     stored_submissions,
     submit,
     sync,
@@ -28,8 +27,6 @@ from test_web_support import gradebook_column
 from quizapp.cli import main
 from quizapp.models import User, db
 from quizapp.models_instructor import PasswordReset
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 @pytest.fixture()

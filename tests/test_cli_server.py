@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_web_support import EXERCISES, REPO, bank_available
+from test_web_support import EXERCISES, REPO
 
 from quizapp.cli import main
 
@@ -56,7 +56,6 @@ def test_db_upgrade_and_create_user(env: Path) -> None:
         assert prof is not None and prof.is_instructor
 
 
-@pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 def test_sync_reports_and_exits_1_on_errors(env: Path) -> None:
     bank = env / "bank"
     shutil.copytree(EXERCISES, bank)
@@ -72,7 +71,6 @@ def test_sync_reports_and_exits_1_on_errors(env: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 def test_serve_starts_gunicorn_and_answers(env: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

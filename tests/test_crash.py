@@ -13,14 +13,12 @@ from typing import Any
 
 import pytest
 from server_harness import LiveServer, check_invariants, prepared_app, stored_answers
-from test_web_support import bank_available
 
 from quizapp import services
 from quizapp.models import db
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present"),
 ]
 
 PW = "crash test password"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
-from test_web_support import EXERCISES, bank_available, csrf_from, make_app
+from test_web_support import EXERCISES, csrf_from, make_app
 from werkzeug.datastructures import MultiDict
 
 from quizapp import coursetime, services
@@ -29,8 +29,6 @@ from quizapp.config import ConfigError
 from quizapp.models import Progress, Quiz, Submission, User, db
 from quizapp.models_instructor import AuditEntry, Extension
 from quizapp.services import deadlines
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 ZONE = "America/Chicago"
 QUIZ = "01-linear-systems"

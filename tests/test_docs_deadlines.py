@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_web_support import EXERCISES, bank_available, make_app
+from test_web_support import EXERCISES, make_app
 
 from quizapp import services
 from quizapp.bank import load_bank
 from quizapp.cli import main
 from quizapp.models import db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "deadlines.md"
 ZONE = "America/Chicago"

@@ -32,15 +32,19 @@ def test_every_quizapp_command_shown_exists_with_its_options() -> None:
     lines = [line for line in _shell_lines() if line.startswith("quizapp ")]
     assert len(lines) >= 6
     for line in lines:
-        words = shlex.split(line)[1:]
+        words = shlex.split(line, comments=True)[1:]
         command, rest = _command(words)
         assert command is not main, line
-        known = {opt for param in command.params for opt in param.opts}
+        known = {opt: param for param in command.params for opt in param.opts}
         arguments = [p for p in command.params if isinstance(p, click.Argument)]
         positional = 0
-        for word in rest:
+        given = iter(rest)
+        for word in given:
             if word.startswith("--"):
-                assert word.split("=")[0] in known, (line, word)
+                option = known.get(word.split("=")[0])
+                assert isinstance(option, click.Option), (line, word)
+                if not option.is_flag and "=" not in word:
+                    next(given, None)  # the option's value
             elif not re.fullmatch(r"\d+(\.\d+)?", word):
                 positional += 1
         assert positional <= len(arguments), line

@@ -17,16 +17,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from server_harness import check_invariants
-from test_web_support import bank_available, csrf_from, login, synced_app
+from test_web_support import csrf_from, login, synced_app
 
 from quizapp import services
 from quizapp.models import Exercise, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 PW = "fuzz password 123"
 #: Requests per run (``QUIZAPP_FUZZ_EXAMPLES`` overrides, e.g. 20000 for a long local run).

@@ -22,7 +22,6 @@ from test_instructor_support import (
     add_user,
     at,
     bank_app,
-    bank_available,
     best_by_student,
     solution_of,
     stored_submissions,
@@ -36,8 +35,6 @@ from quizapp import instructor as inst
 from quizapp.bank import load_bank
 from quizapp.models import Progress, Variant, db
 from quizapp.models_instructor import Excusal, Regrade, VerdictHistory
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 Q1 = "01-linear-systems"
 Q3 = "03-transpose-and-products"

@@ -16,12 +16,10 @@ from typing import Any
 import numpy as np
 from flask import Flask
 from flask.testing import FlaskClient
-from test_web_support import EXERCISES, bank_available, csrf_from, make_app
+from test_web_support import EXERCISES, csrf_from, make_app
 
 from quizapp import services
 from quizapp.models import Exercise, Submission, User, Variant, db
-
-__all__ = ["bank_available"]
 
 DECK = "01-linear-systems/05-deck-system"  # fixed system 5x + y = 15, 3x + 2y = 16: (2, 5)
 TWO = "01-linear-systems/06-two-by-two"

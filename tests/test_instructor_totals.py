@@ -22,7 +22,6 @@ from test_instructor_support import (
     add_user,
     at,
     bank_app,
-    bank_available,
     best_by_student,
     solution_of,
     stored_submissions,
@@ -35,8 +34,6 @@ from quizapp import services
 from quizapp.models import Exercise, Progress, ScoreTotal, ScoreTotalsState, User, db
 from quizapp.models_instructor import Excusal
 from quizapp.services import totals
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 EXERCISES = (DECK, TWO, TRANSPOSE)
 STUDENTS = ("ana", "ben", "cleo", "dan", "eve")

@@ -24,7 +24,6 @@ from test_instructor_support import (
     add_user,
     at,
     bank_app,
-    bank_available,
     instructor,
     signed_in,
     solution_of,
@@ -37,8 +36,6 @@ from test_web_support import csrf_from, gradebook_column
 from quizapp import instructor as inst
 from quizapp.models import Submission, User, db
 from quizapp.models_instructor import Excusal, PasswordReset, Regrade
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 DECK_URL = "/instructor/exercises/01-linear-systems/05-deck-system"
 

@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 from server_harness import LiveServer, check_invariants, prepared_app, stored_answers
-from test_web_support import bank_available, make_app
+from test_postgres_support import skip_or_fail
+from test_web_support import make_app
 
 from quizapp import services
 from quizapp.models import db
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present"),
 ]
 
 PW = "load test password"
@@ -72,7 +72,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "postgres":
         url = os.environ.get("QUIZAPP_TEST_POSTGRES_URL")
         if not url:
-            pytest.skip("QUIZAPP_TEST_POSTGRES_URL is not set")
+            skip_or_fail("postgres", "QUIZAPP_TEST_POSTGRES_URL is not set: no PostgreSQL")
         from quizapp.config import normalize_database_url
 
         url = normalize_database_url(url)

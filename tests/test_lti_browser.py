@@ -13,7 +13,6 @@ variant, never read from the page.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from browser_support import CHROMIUM, CHROMIUM_ARGS
 from lti_platform import LEARNER, Platform
 from lti_support import (
     COURSE,
@@ -35,41 +35,13 @@ from lti_support import (
     tool_fixture,  # noqa: F401  (fixture)
     username_of,
 )
-from test_postgres_support import current_backend, skip_or_fail
-from test_web_support import EXERCISES, bank_available
+from test_postgres_support import current_backend
+from test_web_support import EXERCISES
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "test-output" / "browser"
-CHROMIUM = os.environ.get("QUIZAPP_CHROMIUM") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _skip_reason() -> str | None:
-    if not bank_available():
-        return "the exercise bank is not present"
-    if not Path(CHROMIUM).exists():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set QUIZAPP_CHROMIUM)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    return None
-
-
-@pytest.fixture(autouse=True)
-def _browser_available() -> None:
-    reason = _skip_reason()
-    if reason is not None:
-        skip_or_fail("browser", reason)
 
 
 @pytest.fixture()

@@ -11,15 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sqlalchemy import select
-from test_web_support import bank_available, synced_app
+from test_web_support import synced_app
 
 from quizapp import instructor as inst
 from quizapp import services
 from quizapp.lti.scores import lms_score, parse_resource_id, resource_id
 from quizapp.models import Exercise, ScoreTotal, db
 from quizapp.services import totals
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 QUIZ = "01-linear-systems"
 TWO = "01-linear-systems/06-two-by-two"

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pytest
 from test_instructor import Q1, Q3, TWO, _class, app  # noqa: F401  (fixture)
-from test_instructor_support import bank_available
 
 from quizapp import instructor as inst
 from quizapp import services
 from quizapp.models import db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 @pytest.mark.parametrize("quiz", [None, Q1, Q3])

@@ -23,10 +23,6 @@ from quizapp import services
 from quizapp.instructor.scoreboard import _scoreboard_query
 from quizapp.models import db
 
-pytestmark = pytest.mark.skipif(
-    not (REPO / "exercises").is_dir(), reason="the exercise bank is not present"
-)
-
 
 @pytest.fixture(scope="module")
 def scale_app(tmp_path_factory: pytest.TempPathFactory):

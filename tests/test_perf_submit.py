@@ -1,6 +1,7 @@
-"""The submit path's SQL, pinned: the number of statements of one exercise-page GET and POST
-(issue 7, figure 3), so a lazy load or a re-read cannot creep back unnoticed; and the rows the
-submit decides on are read under its write lock even when the session already holds them."""
+"""The submit path's SQL, bounded: at most so many statements for one exercise-page GET and POST
+(issue 7, figure 3), so a lazy load or a re-read cannot creep back unnoticed (an upper bound: a
+change that saves a statement passes; lower the bound then); and the rows the submit decides on
+are read under its write lock even when the session already holds them."""
 
 from __future__ import annotations
 
@@ -10,19 +11,17 @@ import numpy as np
 import pytest
 from sqlalchemy import event
 from sqlalchemy.orm import Session
-from test_web_support import bank_available, csrf_from, student, synced_app, url_of
+from test_web_support import csrf_from, student, synced_app, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, Progress, Submission, db
 
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
-
 TWO = "01-linear-systems/06-two-by-two"
 
-# One exercise-page GET: BEGIN, the signed-in user (Flask-Login), the exercise with its quiz and
-# the current variant (numbered by the progress row) in one statement, its submissions, and the
-# quiz's exercises with the student's progress rows (services.quiz_position: "exercise k of n",
-# next and previous).
+# The bounds are today's counts.  One exercise-page GET: BEGIN, the signed-in user (Flask-Login),
+# the exercise with its quiz and the current variant (numbered by the progress row) in one
+# statement, its submissions, and the quiz's exercises with the student's progress rows
+# (services.quiz_position: "exercise k of n", next and previous).
 GET_STATEMENTS = 5
 # One submit (POST) of a student who already has a progress row: BEGIN, user, exercise + quiz +
 # current variant; BEGIN IMMEDIATE, the progress row (locked) with the variant's number, re-key
@@ -73,20 +72,35 @@ def _post(client, token: str, answer: str):
     return resp
 
 
-def test_statements_of_one_get_and_one_submit_are_pinned(app) -> None:
+def _write_phase(statements: list[str]) -> list[str]:
+    """The statements from ``BEGIN IMMEDIATE`` (the write lock) on; fails if there is none."""
+    assert "BEGIN IMMEDIATE" in statements, "\n".join(statements)
+    return statements[statements.index("BEGIN IMMEDIATE") :]
+
+
+def test_statements_of_one_get_and_one_submit_stay_within_bounds(app) -> None:
     client = student(app)
     token = csrf_from(client.get(url_of(TWO)).get_data(as_text=True))
 
     with StatementLog(app) as log:
         _post(client, token, "1 2")
-    assert len(log.statements) == FIRST_POST_STATEMENTS, log.text()
+    assert len(log.statements) <= FIRST_POST_STATEMENTS, log.text()
+    # the progress row is created once, under the write lock
     assert sum(s.startswith("INSERT INTO progress") for s in log.statements) == 1, log.text()
+    assert any(s.startswith("INSERT INTO progress") for s in _write_phase(log.statements))
 
     with StatementLog(app) as log:
         page = _post(client, token, "3 4").get_data(as_text=True)
-    assert len(log.statements) == POST_STATEMENTS, log.text()
+    assert len(log.statements) <= POST_STATEMENTS, log.text()
+    # one read transaction, one write transaction that holds the lock while it decides, then
+    # the read of the page shown after the commit
     assert [s.split()[0] for s in log.statements].count("BEGIN") == 3, log.text()
-    assert log.statements[3] == "BEGIN IMMEDIATE", log.text()
+    writes = _write_phase(log.statements)
+    assert any(s.startswith("SELECT") and "progress" in s for s in writes), log.text()
+    assert any(s.startswith("INSERT INTO submissions") for s in writes), log.text()
+    assert not any(
+        s.startswith(("INSERT", "UPDATE", "DELETE")) for s in log.statements[: -len(writes)]
+    )
     assert sum(s.startswith("SELECT users.") for s in log.statements) == 1, log.text()
     # The page shows both submissions and the attempts left (3 attempts, 2 used).
     history = page.split('id="history-title"', 1)[1]
@@ -96,7 +110,8 @@ def test_statements_of_one_get_and_one_submit_are_pinned(app) -> None:
 
     with StatementLog(app) as log:
         client.get(url_of(TWO))
-    assert len(log.statements) == GET_STATEMENTS, log.text()
+    assert len(log.statements) <= GET_STATEMENTS, log.text()
+    assert not any(s.startswith(("INSERT", "UPDATE", "DELETE")) for s in log.statements)
 
 
 def test_submit_reads_the_rows_it_decides_on_under_the_lock(app) -> None:

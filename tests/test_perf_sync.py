@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 from sqlalchemy import event, select
-from test_web_support import EXERCISES, bank_available, make_app
+from test_web_support import EXERCISES, make_app
 
 from quizapp import services
 from quizapp.models import Exercise, ExerciseVersion, Progress, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 def _statements(engine) -> list[str]:  # type: ignore[no-untyped-def]

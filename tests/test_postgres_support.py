@@ -38,8 +38,9 @@ _counter = 0
 
 
 def required() -> set[str]:
-    """What ``$QUIZAPP_TEST_REQUIRE`` (comma-separated: ``browser``, ``postgres``) says must run:
-    .ci/run sets it, so that a missing Chromium or PostgreSQL fails CI instead of skipping."""
+    """What ``$QUIZAPP_TEST_REQUIRE`` (comma-separated: ``browser``, ``postgres``, ``shared``)
+    says must run: .ci/run sets it, so that a missing Chromium, PostgreSQL or ``../shared``
+    fails CI instead of skipping."""
     raw = os.environ.get("QUIZAPP_TEST_REQUIRE", "")
     return {part.strip().lower() for part in raw.split(",") if part.strip()}
 

@@ -29,6 +29,20 @@ def test_matrix_from_a_rendered_template() -> None:
 def test_dollars_that_are_not_math() -> None:
     assert render_markdown("Costs $5 and $6 today.") == "<p>Costs $5 and $6 today.</p>\n"
     assert render_markdown(r"A \$ sign") == "<p>A $ sign</p>\n"
+    # dollarmath's rules: no digit just outside an inline formula, no space just inside it
+    assert render_markdown("x2$y$") == "<p>x2$y$</p>\n"
+    assert render_markdown("pay $ 5 $ now") == "<p>pay $ 5 $ now</p>\n"
+    one = render_markdown("$a $b$")
+    assert one.startswith("<p>$a <math") and one.count("<math") == 1 and "<mi>b</mi>" in one
+
+
+def test_display_math_inside_a_paragraph_and_as_a_block() -> None:
+    inline = render_markdown("so $$x^2$$ holds")
+    assert inline.startswith("<p>so <math") and 'display="block"' in inline
+    assert '<div class="math-display">' not in inline
+    block = render_markdown("Compute\n$$\nx^2\n\ny\n$$\nnow")  # interrupts the paragraph
+    assert block.startswith('<p>Compute</p>\n<div class="math-display"><math')
+    assert block.endswith("</math></div>\n<p>now</p>\n")
 
 
 def test_bad_latex_is_shown_escaped_never_raises() -> None:

@@ -10,12 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sqlalchemy import event
-from test_web_support import EXERCISES, bank_available, make_app
+from test_web_support import EXERCISES, make_app
 
 from quizapp import services
 from quizapp.models import Exercise, ExerciseVersion, Progress, Quiz, Submission, Variant, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 TWO = "01-linear-systems/06-two-by-two"
 DECK = "01-linear-systems/05-deck-system"

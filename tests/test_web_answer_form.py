@@ -7,17 +7,13 @@ import html
 import re
 from pathlib import Path
 
-import pytest
 from test_web_support import (
-    bank_available,
     bank_variant_of,
     post_text,
     student,
     synced_app,
     url_of,
 )
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 CHOICE = "02-matrices-and-maps/03-which-is-linear"
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_web_support import REPO, bank_available, make_app, student, synced_app, url_of
+from test_web_support import REPO, make_app, student, synced_app, url_of
 
 from quizapp.config import ConfigError
 
@@ -78,7 +78,6 @@ def _decode(resp) -> bytes:
     return resp.data
 
 
-@pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
 def test_pages_styles_scripts_and_json_are_compressed(tmp_path: Path, encoding: str) -> None:
     app = synced_app(tmp_path)

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from test_web_support import (
     EXERCISES,
-    bank_available,
     bank_variant_of,
     csrf_from,
     fmt,
@@ -28,8 +27,6 @@ from test_web_support import (
 )
 
 from quizapp.models import Progress, Submission, Variant, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 PRODUCT = "03-transpose-and-products/05-matrix-product"
 TRANSPOSE = "03-transpose-and-products/01-transpose"

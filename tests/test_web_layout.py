@@ -1,30 +1,19 @@
 """Phone layout (390 px wide, Chromium through Playwright): a 2 x 3 answer grid fits, and wide
 matrices in prompts scroll sideways inside their own box (overflow-x; a focusable, labelled
-region) instead of being cut off or widening the page.  Skipped when Chromium or Playwright is
-not installed (tests/test_browser.py checks every exercise at 320, 390 and 1280 px)."""
+region) instead of being cut off or widening the page.  Marked ``browser``
+(tests/browser_support.py: skipped, or failed under ``.ci/run``, when Chromium or Playwright is
+missing); tests/test_browser.py checks every exercise at 320, 390 and 1280 px."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
-from test_web_support import bank_available, synced_app
+from browser_support import CHROMIUM, CHROMIUM_ARGS
+from test_web_support import synced_app
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-pytestmark = pytest.mark.skipif(
-    not bank_available() or not Path(CHROMIUM).exists(), reason="needs the bank and Chromium"
-)
+pytestmark = pytest.mark.browser
 
 MEASURE = """() => {
   const out = {pageWidth: document.documentElement.scrollWidth, inputs: [], mathOverflow: []};
@@ -43,7 +32,7 @@ MEASURE = """() => {
 
 
 def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api
     from werkzeug.serving import make_server
 
     app = synced_app(tmp_path, RATELIMIT_ENABLED=False)
@@ -53,7 +42,7 @@ def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{server.server_port}"
     try:
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 390, "height": 844})
             page.goto(base + "/register")
             page.fill("#username", "ana")

@@ -11,13 +11,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-import pytest
-from test_web_support import REPO, bank_available, fmt, student, synced_app, url_of
+from test_web_support import REPO, fmt, student, synced_app, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 BUDGET = 40_000
 STATIC = REPO / "quizapp" / "web" / "static"

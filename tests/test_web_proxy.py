@@ -1,5 +1,5 @@
 """``QUIZAPP_PROXY_FIX``: behind a load balancer the client's address and scheme come from the
-X-Forwarded-* headers (README "Deploying"); without it the headers are ignored (they could be
+X-Forwarded-* headers (docs/deploying.md); without it the headers are ignored (they could be
 forged)."""
 
 from __future__ import annotations

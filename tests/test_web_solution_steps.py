@@ -4,12 +4,9 @@ has it (a LaTeX matrix, or the number), otherwise as a block."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from test_web_support import EXERCISES, bank_available
+from test_web_support import EXERCISES
 
 from quizapp.page import solution_steps, value_in_text
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 
 def test_value_in_text() -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_web_support import (
-    bank_available,
     bank_variant_of,
     csrf_from,
     fmt,
@@ -27,8 +26,6 @@ from test_web_support import (
 )
 
 from quizapp.models import Progress, Submission, Variant, db
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 DECK = "01-linear-systems/05-deck-system"
 TWO = "01-linear-systems/06-two-by-two"

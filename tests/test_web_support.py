@@ -82,15 +82,6 @@ def login(client: FlaskClient, username: str, password: str = "correct horse", *
     return client.post("/login" + extra.pop("query", ""), data=data, **extra)
 
 
-def bank_available() -> bool:
-    """True when the real exercise bank (``quizapp.bank.load_bank`` and ``exercises/``) exists."""
-    try:
-        from quizapp.bank import load_bank  # noqa: F401
-    except ImportError:
-        return False
-    return EXERCISES.is_dir()
-
-
 def synced_app(tmp_path: Path, **config: Any) -> Flask:
     """``make_app`` with the repository's ``exercises/`` synced into the database."""
     import shutil

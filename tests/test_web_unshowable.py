@@ -8,15 +8,11 @@ import csv
 import io
 from pathlib import Path
 
-import pytest
 from test_instructor_support import DECK, add_user, bank_app, instructor, signed_in, submit
-from test_web_support import bank_available
 
 from quizapp import services
 from quizapp.models import Submission, User, db
 from quizapp.web.display import showable
-
-pytestmark = pytest.mark.skipif(not bank_available(), reason="the exercise bank is not present")
 
 SURROGATE = "\ud800"
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from quizapp.bank.answers import expected_answer_text, grade_answer
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
 from quizapp.bank.precision import (
@@ -105,19 +106,6 @@ def render_problem(text: str) -> str | None:
     return None
 
 
-def _grading() -> tuple[Callable[..., Any], Callable[[Variant], str]] | None:
-    try:
-        from quizapp.bank.answers import expected_answer_text, grade_answer
-    except ImportError:
-        return None
-    return grade_answer, expected_answer_text
-
-
-def grading_available() -> bool:
-    """Whether ``quizapp.bank.answers`` (answer-form grading) is installed, so self-grading runs."""
-    return _grading() is not None
-
-
 def _finite(value: Any) -> bool:
     try:
         arr = np.asarray(value, dtype=float)
@@ -179,38 +167,35 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         if problem:
             fail(f"{label} {problem}")
     _check_stated_precision(v, fail)
-    grading = _grading()
-    if grading is not None:
-        grade_answer, expected_answer_text = grading
-        try:
-            if v.parts:
-                from quizapp.bank.parts import expected_part_answers
+    try:
+        if v.parts:
+            from quizapp.bank.parts import expected_part_answers
 
-                answer: Any = expected_part_answers(v)
-            else:
-                answer = expected_answer_text(v)
-            verdict = grade_answer(v, answer)
-        except Exception as exc:
-            fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
+            answer: Any = expected_part_answers(v)
         else:
-            if verdict.status != "correct" or verdict.score != 1.0:
+            answer = expected_answer_text(v)
+        verdict = grade_answer(v, answer)
+    except Exception as exc:
+        fail(f"grading the expected answer raised {type(exc).__name__}: {exc}")
+    else:
+        if verdict.status != "correct" or verdict.score != 1.0:
+            fail(
+                f"the expected answer {answer!r} graded against itself is {verdict.status} "
+                f"(score {verdict.score}): {verdict.message}"
+            )
+        if verdict.mistakes:
+            fail(
+                "a mistake detector fires on the expected answer: "
+                + ", ".join(m.code for m in verdict.mistakes)
+            )
+        for name, part in (verdict.parts or {}).items():
+            if part.mistakes:
                 fail(
-                    f"the expected answer {answer!r} graded against itself is {verdict.status} "
-                    f"(score {verdict.score}): {verdict.message}"
+                    f"a mistake detector fires on part {name}'s expected answer: "
+                    + ", ".join(m.code for m in part.mistakes)
                 )
-            if verdict.mistakes:
-                fail(
-                    "a mistake detector fires on the expected answer: "
-                    + ", ".join(m.code for m in verdict.mistakes)
-                )
-            for name, part in (verdict.parts or {}).items():
-                if part.mistakes:
-                    fail(
-                        f"a mistake detector fires on part {name}'s expected answer: "
-                        + ", ".join(m.code for m in part.mistakes)
-                    )
-            if v.parts and verdict.status == "correct":
-                fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
+        if v.parts and verdict.status == "correct":
+            fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
     return v, fails
 
 
@@ -253,15 +238,12 @@ def _check_precision_of(v: Variant, prompt: str, label: str, fail: Callable[[str
     problem = tolerance_problem(precision, v.tolerance)
     if problem:
         fail(label + problem)
-    grading = _grading()
-    if grading is None:
-        return
     try:
         text = answer_as_stated(v.expected, form.type, form.count, precision)
     except NotStatable as exc:
         fail(label + str(exc))
         return
-    verdict = grading[0](v, text)
+    verdict = grade_answer(v, text)
     if verdict.status != "correct":
         fail(
             f"{label}the expected answer given as the prompt says ({precision.phrase()}), "
@@ -309,7 +291,6 @@ def _check_carried(v: Variant) -> list[str]:
     (by follow-through, or because the slip does not change it), unless refused as trivial."""
     from dataclasses import replace
 
-    from quizapp.bank.answers import grade_answer
     from quizapp.bank.expression import ExpressionError, evaluate
     from quizapp.bank.parts import expected_part_answers, numeric_values, part_variant
 
@@ -332,8 +313,6 @@ def _check_carried(v: Variant) -> list[str]:
             continue
         if carried.shape != true[p.name].shape or not np.all(np.isfinite(carried)):
             continue
-        from quizapp.bank.answers import expected_answer_text
-
         typed = {
             **answers,
             first: expected_answer_text(replace(part_variant(v, by_name[first]), expected=wrong)),
@@ -513,22 +492,19 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
         problem = _answer_problem(expected, form)
         if problem is not None:
             return _located(exercise, path, seed, where + problem)
-    grading = _grading()
-    if grading is not None:
-        grade_answer, expected_answer_text = grading
-        try:
-            answer = expected_answer_text(v)
-            verdict = grade_answer(v, answer)
-        except Exception as exc:  # noqa: BLE001
-            return _located(exercise, path, seed, f"grading the expected answer raised {exc}")
-        if verdict.status != "correct" or verdict.score != 1.0:
-            return _located(
-                exercise,
-                path,
-                seed,
-                f"the expected answer {answer!r} is graded {verdict.status}: no student could "
-                "get it right",
-            )
+    try:
+        answer = expected_answer_text(v)
+        verdict = grade_answer(v, answer)
+    except Exception as exc:  # noqa: BLE001
+        return _located(exercise, path, seed, f"grading the expected answer raised {exc}")
+    if verdict.status != "correct" or verdict.score != 1.0:
+        return _located(
+            exercise,
+            path,
+            seed,
+            f"the expected answer {answer!r} is graded {verdict.status}: no student could "
+            "get it right",
+        )
     return None
 
 

@@ -21,8 +21,7 @@ product, ``eye``/``zeros``/``ones`` allocate), exponents computed in floating po
 reported, and every result must be finite.
 
 ``inv``, ``solve``, ``det``, ``softmax``, ``scores``, ``attention`` and ``self_attention`` call
-``quizapp.linalg`` (the project's single source of truth for expected answers), imported when
-first called; the first three fall back to NumPy where that module lacks them.
+``quizapp.linalg`` (the project's single source of truth for expected answers).
 """
 
 from __future__ import annotations
@@ -37,6 +36,8 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from quizapp import linalg
 
 MAX_LENGTH = 2000
 MAX_NODES = 400
@@ -75,15 +76,6 @@ def _square(name: str, a: np.ndarray) -> None:
         raise ExpressionError(f"{name}() needs a square matrix, got shape {a.shape}")
 
 
-def _linalg(name: str) -> Callable[..., Any] | None:
-    """``quizapp.linalg.<name>`` (the reference solver), or ``None`` if it is not available."""
-    try:
-        import quizapp.linalg as linalg
-    except ImportError:  # pragma: no cover - the module ships with quizapp
-        return None
-    return getattr(linalg, name, None)
-
-
 def _call_linalg(fn: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
@@ -94,13 +86,7 @@ def _call_linalg(fn: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
 def _inv(a: Any) -> np.ndarray:
     a = _arr(a)
     _square("inv", a)
-    fn = _linalg("inverse")
-    if fn is not None:
-        return np.asarray(_call_linalg(fn, "inv", a), dtype=float)
-    try:
-        return np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        raise ExpressionError("inv(): the matrix is singular") from None
+    return np.asarray(_call_linalg(linalg.inverse, "inv", a), dtype=float)
 
 
 def _solve(a: Any, b: Any) -> np.ndarray:
@@ -108,37 +94,20 @@ def _solve(a: Any, b: Any) -> np.ndarray:
     _square("solve", a)
     if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise ExpressionError(f"solve(): shapes {a.shape} and {b.shape} do not match")
-    fn = _linalg("solve")
-    if fn is not None:
-        return np.asarray(_call_linalg(fn, "solve", a, b), dtype=float)
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        raise ExpressionError("solve(): the matrix is singular") from None
+    return np.asarray(_call_linalg(linalg.solve, "solve", a, b), dtype=float)
 
 
 def _det(a: Any) -> float:
     a = _arr(a)
     _square("det", a)
-    fn = _linalg("determinant")
-    if fn is not None:
-        return float(_call_linalg(fn, "det", a))
-    return float(np.linalg.det(a))
-
-
-def _needs(name: str, what: str) -> Callable[..., Any]:
-    fn = _linalg(name)
-    if fn is None:
-        raise ExpressionError(f"{what} needs quizapp.linalg.{name}, which this installation lacks")
-    return fn
+    return float(_call_linalg(linalg.determinant, "det", a))
 
 
 def _softmax(x: Any, axis: Any = -1) -> np.ndarray:
     a = _arr(x)
     if a.ndim not in (1, 2):
         raise ExpressionError(f"softmax() needs a vector or a matrix, got shape {a.shape}")
-    fn = _needs("softmax", "softmax()")
-    return np.asarray(_call_linalg(fn, "softmax", a, axis=_axis(axis)), dtype=float)
+    return np.asarray(_call_linalg(linalg.softmax, "softmax", a, axis=_axis(axis)), dtype=float)
 
 
 def _matrices(name: str, *arrays: Any) -> list[np.ndarray]:
@@ -149,24 +118,21 @@ def _matrices(name: str, *arrays: Any) -> list[np.ndarray]:
 
 
 def _attention(q: Any, k: Any, v: Any) -> np.ndarray:
-    fn = _needs("attention", "attention()")
-    out = _call_linalg(fn, "attention", *_matrices("attention", q, k, v))
-    return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+    out, _weights = _call_linalg(linalg.attention, "attention", *_matrices("attention", q, k, v))
+    return np.asarray(out, dtype=float)
 
 
 def _self_attention(x: Any, wq: Any, wk: Any, wv: Any) -> np.ndarray:
-    fn = _needs("self_attention", "self_attention()")
     args = _matrices("self_attention", x, wq, wk, wv)
     _check_size(args[0].shape[0] * max(a.shape[1] for a in args))
-    out = _call_linalg(fn, "self_attention", *args)
-    return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+    out, _weights = _call_linalg(linalg.self_attention, "self_attention", *args)
+    return np.asarray(out, dtype=float)
 
 
 def _scores(q: Any, k: Any) -> np.ndarray:
-    fn = _needs("scaled_scores", "scores()")
     qa, ka = _matrices("scores", q, k)
     _check_size(qa.shape[0] * ka.shape[0])
-    return np.asarray(_call_linalg(fn, "scores", qa, ka), dtype=float)
+    return np.asarray(_call_linalg(linalg.scaled_scores, "scores", qa, ka), dtype=float)
 
 
 def _size(n: Any, name: str) -> int:

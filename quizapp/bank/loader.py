@@ -1,6 +1,6 @@
 """Loading the exercise bank: quizzes, exercises, and seeded variants.
 
-Layout (see the README, "Authoring exercises")::
+Layout (see docs/authoring.md)::
 
     exercises/
       linear-systems/          <- a quiz: its id is the folder name

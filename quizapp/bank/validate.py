@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from quizapp.bank.concepts import CONCEPTS
 from quizapp.bank.expression import FUNCTIONS, ExpressionError, compile_expression
 from quizapp.bank.kinds import all_kinds
 from quizapp.bank.precision import precision_statements, stated_precision, tolerance_problem
@@ -470,14 +471,7 @@ def part_points_total(spec: ExerciseSpec) -> ExerciseSpec:
 
 
 def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[BankError]:
-    try:
-        from quizapp.bank import concepts as concepts_module
-    except ImportError:
-        return []
-    known_obj = getattr(concepts_module, "CONCEPTS", None)
-    if known_obj is None:
-        return []
-    known_set = {str(k) for k in known_obj}
+    known_set = set(CONCEPTS)
     out = []
     loc = located.children.get("concepts")
     for i, c in enumerate(concepts):

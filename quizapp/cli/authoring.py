@@ -15,11 +15,13 @@ from typing import Any
 import click
 import numpy as np
 
+from quizapp.bank.answers import expected_answer_text
 from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
 from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm
+from quizapp.cli._group import main
 
 #: Runs with more generated variants than this show a progress bar (on stderr).
 PROGRESS_THRESHOLD = 200
@@ -73,7 +75,7 @@ def _course_file_problems(path: Path, bank: Bank) -> list[str]:
     return []
 
 
-@click.command()
+@main.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 @click.option("--seeds", "n_seeds", default=SAMPLE_SEEDS, show_default=True,
               type=click.IntRange(0, 100_000),
@@ -107,7 +109,7 @@ def validate(path: Path, n_seeds: int) -> None:
     )
 
 
-@click.command()
+@main.command()
 @click.argument("path", default="exercises", type=click.Path(path_type=Path))
 @click.option("--seeds", "n_seeds", default=50, show_default=True, type=click.IntRange(1, 100_000),
               help="Seeds (0..N-1) to sample per exercise.")  # fmt: skip
@@ -122,7 +124,7 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
     vary.  Failures print the exercise id and seed; exit 1 on any.  --jobs checks the
     exercises in several processes (the same checks, the same output).
     """
-    from quizapp.bank.check import check_exercise, check_in_processes, grading_available
+    from quizapp.bank.check import check_exercise, check_in_processes
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
@@ -146,10 +148,6 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
                 failures.extend(check_exercise(ex, range(n_seeds), progress=update))
     for failure in failures:
         click.echo(str(failure))
-    if not grading_available():
-        click.echo(
-            "note: quizapp.bank.answers is not installed; self-grading was skipped", err=True
-        )
     bad = {f.exercise_id for f in failures}
     summary = (
         f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
@@ -235,7 +233,7 @@ def _find(bank: Bank, exercise_id: str) -> Exercise:
     raise click.ClickException(f"no exercise {exercise_id!r}.{hint}")
 
 
-@click.command()
+@main.command()
 @click.argument("exercise_id")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1))
 @click.option("--bank", "bank_path", default="exercises", show_default=True,
@@ -270,8 +268,6 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
 
 def _show(exercise: Exercise, v: Any, seed: int) -> None:
     """Print the variant ``v`` of ``exercise`` (``quizapp preview``)."""
-    from quizapp.bank.answers import expected_answer_text
-
     answer = expected_answer_text(v)
     out = click.echo
     out(
@@ -313,8 +309,6 @@ def _preview_parts(v: Any, out: Any) -> None:
     detectors and expected answer of each."""
     from dataclasses import replace
 
-    from quizapp.bank.answers import expected_answer_text
-
     for part in v.parts:
         one = replace(v, expected=part.expected, answer_form=part.answer_form, parts=[])
         out(click.style(f"Part {part.name}", underline=True) + f" ({part.points:g} points)")
@@ -335,14 +329,3 @@ def _preview_parts(v: Any, out: Any) -> None:
         out(_expected_text(one).replace("\n", "\n  ").replace("    ", "      ", 1))
         out(f"    as typed: {_denoise(expected_answer_text(one))}")
         out("")
-
-
-def _attach() -> None:
-    from quizapp.cli._group import main
-
-    for command in (validate, check, preview):
-        if command.name not in main.commands:
-            main.add_command(command)
-
-
-_attach()

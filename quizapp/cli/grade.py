@@ -18,14 +18,13 @@ Exit status 0 whenever an answer was judged (``invalid`` included), 2 on bad usa
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import click
 
+from quizapp.bank import grade_answer, load_bank
 from quizapp.cli._group import main
 from quizapp.grading import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, Verdict, grade
 
@@ -79,25 +78,18 @@ def _parse_parts(values: tuple[str, ...]) -> dict[str, str]:
 def _grade_exercise(
     exercise_id: str, seed: int, answer: str | dict[str, str], bank_root: Path
 ) -> Verdict:
-    """Grade against variant ``seed`` of a bank exercise (needs ``quizapp.bank``'s public API)."""
-    try:
-        bank_module: Any = importlib.import_module("quizapp.bank")
-    except ImportError as exc:  # pragma: no cover - the package ships with quizapp
-        raise click.UsageError(f"the exercise bank cannot be imported: {exc}") from None
-    load_bank = getattr(bank_module, "load_bank", None)
-    grade_answer = getattr(bank_module, "grade_answer", None)
-    if load_bank is None or grade_answer is None:
-        raise click.UsageError(
-            "grading against an exercise needs quizapp.bank.load_bank and "
-            "quizapp.bank.grade_answer, which this installation does not have yet; "
-            "use --expected instead"
-        )
+    """Grade against variant ``seed`` of a bank exercise, with its tolerance and detectors;
+    ``answer`` is one text, or ``{part name: text}`` for a multi-part exercise.
+
+    Raises ``click.UsageError`` when the bank folder or the exercise does not exist, or the
+    variant cannot be generated.
+    """
     if not bank_root.is_dir():
         raise click.UsageError(f"no exercise bank at {bank_root} (use --bank PATH)")
     bank = load_bank(bank_root)
     exercise = bank.exercises.get(exercise_id)
     if exercise is None:
-        problems = [str(e) for e in getattr(bank, "errors", []) if exercise_id in str(e)]
+        problems = [str(e) for e in bank.errors if exercise_id in str(e)]
         detail = ("; " + "; ".join(problems[:5])) if problems else ""
         raise click.UsageError(f"no exercise {exercise_id!r} in {bank_root}{detail}")
     try:
@@ -106,7 +98,7 @@ def _grade_exercise(
         raise click.UsageError(
             f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
         ) from None
-    names = [p.name for p in getattr(variant, "parts", None) or []]
+    names = [p.name for p in variant.parts]
     if isinstance(answer, dict):
         if not names:
             raise click.UsageError(

@@ -14,13 +14,11 @@ from typing import Any
 
 import click
 
-from quizapp.cli._group import main
+from quizapp.cli._group import app, main
 
 
 def _app() -> Any:
-    from quizapp.web import create_app
-
-    return create_app()
+    return app()
 
 
 def _shown(value: Any, app: Any) -> str:

@@ -13,14 +13,12 @@ from typing import Any
 import click
 
 from quizapp.bank.check import SAMPLE_SEEDS
-from quizapp.cli._group import main
+from quizapp.cli._group import app, main
 from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
 
 def _app() -> Any:
-    from quizapp.web import create_app
-
-    return create_app()
+    return app()
 
 
 def _upgrade(app: Any) -> None:
@@ -307,9 +305,24 @@ def set_password(name: str, password_stdin: bool) -> None:
         )
 
 
-@main.group()
-def db() -> None:
-    """Database maintenance."""
+def _db_group() -> click.Group:
+    """``quizapp db``: Flask-Migrate's ``db`` group (its ``--directory``/``--x-arg`` options and
+    its callback, which builds the app and keeps them in ``g``), with ``upgrade`` and
+    ``downgrade`` ours."""
+    from flask_migrate.cli import db as migrate_db
+
+    return click.Group(
+        "db",
+        callback=migrate_db.callback,
+        params=list(migrate_db.params),
+        help="Database maintenance: upgrade, downgrade, and Flask-Migrate's commands for maintainers "
+        "(migrate, current, heads, history, ...: the same as "
+        "flask --app quizapp.web:create_app db ...).",
+    )
+
+
+db = _db_group()
+main.add_command(db)
 
 
 def _where(app: Any) -> str:
@@ -394,3 +407,20 @@ def downgrade(revision: str, yes: bool) -> None:
     click.echo(
         f"Database at {_where(app)} downgraded to {_revision_name(database.database_revision(app))}."
     )
+
+
+def _attach_flask_commands() -> None:
+    """Flask's ``shell`` and ``routes``, and Flask-Migrate's ``db`` commands (except ``init``,
+    which would start a second migration history, and ``upgrade`` and ``downgrade``, which are
+    ours: they say which revisions change, and ``downgrade`` asks before dropping data)."""
+    from flask.cli import routes_command, shell_command
+    from flask_migrate.cli import db as migrate_db
+
+    main.add_command(shell_command)
+    main.add_command(routes_command)
+    for name, command in migrate_db.commands.items():
+        if name not in ("init", "upgrade", "downgrade", "list-templates"):
+            db.add_command(command, name)
+
+
+_attach_flask_commands()

@@ -1,9 +1,9 @@
 """The Flask application: ``create_app`` wires config, database, login, CSRF and blueprints.
 
 Blueprints: ``auth`` (register, login, logout), ``student`` (quiz list, exercise pages, progress),
-``api`` (JSON API under ``/api/v1``).  The instructor side (issue 5) adds
-``quizapp/web/instructor.py`` with a blueprint ``bp``; ``create_app`` registers it when present
-(see ``OPTIONAL_BLUEPRINTS``).
+``api`` (JSON API under ``/api/v1``), ``instructor`` (the instructor pages, plus its public
+blueprint for password-reset links and the student leaderboard), ``lti`` (the LMS connection:
+LTI 1.3 launches under ``/lti``, its settings under ``/instructor/lms``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from werkzeug.routing import IntegerConverter
 
 from quizapp.config import ConfigError, build_config, default_instance_path
+from quizapp.logs import configure_logging
 from quizapp.models import User, db
 from quizapp.web import database  # registers the SQLite engine events
 from quizapp.web.database import MIGRATIONS_DIR
@@ -86,6 +87,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.response_class = SafeTextResponse
     app.url_map.converters["int"] = BoundedIntConverter
     app.config.update(build_config(instance, config))
+    configure_logging(app.config["QUIZAPP_LOG_FORMAT"], app.config["QUIZAPP_LOG_LEVEL"])
     _trust_proxies(app)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
 
@@ -108,12 +110,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             f"rate limiter can use (memory://, redis://host:port, memcached://host:port): {exc}"
         ) from None
 
-    from quizapp.web import api, assets, auth, errors, security, student
+    from quizapp.web import api, assets, auth, errors, instructor, lti, security, student
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(student.bp)
     app.register_blueprint(api.bp)
-    _register_optional_blueprints(app)
+    app.register_blueprint(instructor.bp)
+    instructor.init_app(app)
+    app.register_blueprint(lti.bp)
+    lti.init_app(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
     app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
@@ -126,51 +131,19 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def _trust_proxies(app: Flask) -> None:
     """Behind N reverse proxies / load balancers (``QUIZAPP_PROXY_FIX=N`` in the config or the
-    environment; default 0 = none), take the client address, scheme, host and port from the
-    ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's ``ProxyFix``): rate limits then
-    count per real client, and ``url_for(..., _external=True)`` / CSRF's referrer check see
-    ``https``.  Never set it without a proxy in front: clients could forge their address.
-    Raises :class:`quizapp.config.ConfigError` for a value that is not a whole number from 0 to 10.
+    environment, checked by :mod:`quizapp.config`; default 0 = none), take the client address,
+    scheme, host and port from the ``X-Forwarded-*`` headers the last N proxies set (Werkzeug's
+    ``ProxyFix``): rate limits then count per real client, and ``url_for(..., _external=True)``
+    / CSRF's referrer check see ``https``.  Never set it without a proxy in front: clients could
+    forge their address.
     """
-    import os
-
     from werkzeug.middleware.proxy_fix import ProxyFix
 
-    raw = app.config.get("QUIZAPP_PROXY_FIX", os.environ.get("QUIZAPP_PROXY_FIX", "0"))
-    try:
-        n = int(str(raw).strip() or "0")
-    except ValueError:
-        n = -1
-    if not 0 <= n <= 10:
-        raise ConfigError(
-            f"QUIZAPP_PROXY_FIX must be the number of trusted proxies (0 to 10), got {raw!r}"
-        )
-    app.config["QUIZAPP_PROXY_FIX"] = n
+    n = int(app.config["QUIZAPP_PROXY_FIX"])
     if n:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n
         )
-
-
-#: Modules of this package that, when present, provide a blueprint ``bp`` (and optionally a
-#: ``init_app(app)``) registered by ``create_app``: the instructor side (issue 5) and the LMS
-#: connection (``lti``, issue 19) plug in here.
-OPTIONAL_BLUEPRINTS = ("instructor", "lti")
-
-
-def _register_optional_blueprints(app: Flask) -> None:
-    import importlib
-    import importlib.util
-
-    for name in OPTIONAL_BLUEPRINTS:
-        module_name = f"{__name__}.{name}"
-        if importlib.util.find_spec(module_name) is None:
-            continue
-        module = importlib.import_module(module_name)
-        if hasattr(module, "bp"):
-            app.register_blueprint(module.bp)
-        if hasattr(module, "init_app"):
-            module.init_app(app)
 
 
 @login_manager.user_loader

@@ -9,14 +9,20 @@ authenticated, 403 not allowed (quiz not open), 404 unknown exercise, 409 state 
 attempts left, variant finished), 413 body too large, 429 rate limited.
 
 The expected answer and the worked solution appear only once the variant is finished.
+
+``GET /api/v1/openapi.json`` serves the OpenAPI 3.1 description of every endpoint
+(``quizapp/web/openapi.yaml``, hand-kept; ``tests/test_openapi.py`` checks it against the
+registered routes and real responses).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import yaml
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
@@ -30,6 +36,17 @@ from quizapp.web.auth import sign_in_limits
 from quizapp.web.extensions import limit, limiter
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
+
+#: The hand-kept OpenAPI 3.1 document of this blueprint's endpoints.
+OPENAPI_FILE = Path(__file__).with_name("openapi.yaml")
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (:data:`OPENAPI_FILE`, read once) as a dict."""
+    with OPENAPI_FILE.open(encoding="utf-8") as f:
+        document: dict[str, Any] = yaml.safe_load(f)
+    return document
 
 
 class ApiError(Exception):
@@ -110,6 +127,12 @@ def _exercise(quiz_id: str, name: str) -> Exercise:
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     return exercise
+
+
+@bp.route("/openapi.json", methods=["GET"])
+def openapi() -> Response:
+    """The OpenAPI 3.1 description of this API (no authentication needed)."""
+    return jsonify(openapi_document())
 
 
 @bp.route("/token", methods=["POST"])

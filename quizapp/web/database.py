@@ -30,7 +30,6 @@ import sqlite3
 import threading
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -39,12 +38,14 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import Pool
 
 from quizapp.config import SQLITE_BUSY_TIMEOUT_MS, SQLITE_SYNCHRONOUS_VALUES
+from quizapp.resources import migrations_dir
 from quizapp.services import WRITE_OPTION
 
 log = logging.getLogger(__name__)
 
-#: The Alembic history (Flask-Migrate layout) at the root of the source checkout.
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+#: The Alembic history (Flask-Migrate layout): ``migrations/`` of the checkout, or the copy the
+#: wheel ships inside the package (see :mod:`quizapp.resources`).
+MIGRATIONS_DIR = migrations_dir()
 
 
 #: Mode of the SQLite database file and of its -wal, -shm and -journal files: the owner's only,

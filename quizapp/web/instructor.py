@@ -31,7 +31,6 @@ from werkzeug.wrappers import Response as WResponse
 
 from quizapp import instructor as inst
 from quizapp import services
-from quizapp.config import flag
 from quizapp.models import Exercise, User, db
 from quizapp.page import page_markup, render_page
 from quizapp.services import deadlines
@@ -685,12 +684,6 @@ def leaderboard() -> Any:
 
 def init_app(app: Any) -> None:
     """Called by ``create_app`` after it registered ``bp``: register the public blueprint
-    (``/reset/<token>``, ``/leaderboard``) and default ``QUIZAPP_STUDENT_LEADERBOARD`` to off (the
-    environment variable of that name set to 1/true/yes/on turns it on)."""
-    import os
-
-    if "QUIZAPP_STUDENT_LEADERBOARD" not in app.config:
-        app.config["QUIZAPP_STUDENT_LEADERBOARD"] = flag(
-            "QUIZAPP_STUDENT_LEADERBOARD", os.environ.get("QUIZAPP_STUDENT_LEADERBOARD")
-        )
+    (``/reset/<token>``, ``/leaderboard``; the leaderboard only with
+    ``QUIZAPP_STUDENT_LEADERBOARD`` on, a setting of :mod:`quizapp.config`, default off)."""
     app.register_blueprint(public)
