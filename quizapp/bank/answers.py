@@ -38,6 +38,7 @@ from quizapp.bank.types import Variant
 from quizapp.grading import (
     InvalidAnswer,
     Mistake,
+    Status,
     Verdict,
     cells_close,
     describe_shape,
@@ -47,7 +48,13 @@ from quizapp.grading import (
 )
 from quizapp.grading.parse import split_cells
 
-Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
+#: A single answer: text, or a grid of cell strings as the web posts it.
+SingleAnswer = str | Sequence[Sequence[str]]
+#: Any answer: a single one, or a multi-part one (part name -> single answer).
+Answer = SingleAnswer | Mapping[str, Any]
+
+#: Why a multi-part answer to an exercise without parts is invalid (graded and previewed alike).
+_NOT_PARTS = "This exercise has one answer, not parts."
 
 __all__ = ["AnswerPreview", "expected_answer_text", "grade_answer", "preview_answer"]
 
@@ -82,7 +89,7 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
             )
         return grade_parts(variant, answer)
     if isinstance(answer, Mapping):
-        return _invalid("This exercise has one answer, not parts.")
+        return _invalid(_NOT_PARTS)
     verdict = _dispatch(variant, answer)
     seen: set[str] = set()
     unique = []
@@ -94,7 +101,7 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     return verdict
 
 
-def _dispatch(variant: Variant, answer: Answer) -> Verdict:
+def _dispatch(variant: Variant, answer: SingleAnswer) -> Verdict:
     form = variant.answer_form
     if form.type in ("scalar", "vector", "matrix"):
         return grade(
@@ -129,7 +136,7 @@ def _mask(variant: Variant) -> np.ndarray:
     return np.array([[cell is None for cell in row] for row in given], dtype=bool)
 
 
-def _partial_grid(variant: Variant, answer: Answer) -> Answer:
+def _partial_grid(variant: Variant, answer: SingleAnswer) -> SingleAnswer:
     """The answer to grade for a partly filled matrix: a posted grid of the matrix's shape with
     its given cells replaced by the exact values (given cells are not the student's answer, so the
     web may post them typed over, untouched, or as empty strings); text as typed."""
@@ -148,7 +155,7 @@ def _partial_grid(variant: Variant, answer: Answer) -> Answer:
     return answer
 
 
-def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
+def _grade_partial(variant: Variant, answer: SingleAnswer) -> Verdict:
     exp = np.asarray(variant.expected, dtype=float)
     mask = _mask(variant)
     grid = _partial_grid(variant, answer)
@@ -276,6 +283,7 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
                     )
                 )
     n_good = sum(good)
+    status: Status
     if n_good == count:
         status, score = "correct", 1.0
         message = (
@@ -487,7 +495,7 @@ def _text_cells(variant: Variant, answer: Answer) -> list[list[str]] | None:
         return None
 
 
-def _read(variant: Variant, answer: Answer) -> tuple[Any, str, list[list[str]] | None]:
+def _read(variant: Variant, answer: SingleAnswer) -> tuple[Any, str, list[list[str]] | None]:
     """(read_as, message, cells) of a readable answer; raises :class:`InvalidAnswer`."""
     form = variant.answer_form
     if form.type in ("choice", "index"):
@@ -500,7 +508,7 @@ def _read(variant: Variant, answer: Answer) -> tuple[Any, str, list[list[str]] |
     if form.type == "point_on_line":
         A = np.asarray(variant.context["coefficients"], dtype=float)
         pts = parse_points(answer, A.shape[1], form.count)
-        cells = [[format(float(v), ".15g") for v in p] for p in pts]
+        cells: list[list[str]] | None = [[format(float(v), ".15g") for v in p] for p in pts]
         cells = cells if isinstance(answer, str) else None
         if form.count == 1:
             return pts[0].tolist(), f"Read as the point {latex_row(pts[0])}.", cells
@@ -537,6 +545,8 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
     """
     if variant.parts:
         return _preview_parts(variant, answer)
+    if isinstance(answer, Mapping):
+        return AnswerPreview("invalid", _NOT_PARTS)
     try:
         read_as, message, cells = _read(variant, answer)
     except InvalidAnswer as exc:

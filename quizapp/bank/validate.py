@@ -203,13 +203,14 @@ def _check_expression(
                 ok = False
         defined.append(name)
     names = set(var_names)
-    exprs: list[tuple[str, Any, Mark]] = []
+    # (label, text, mark, names in scope besides the exercise's own: a part's earlier parts)
+    exprs: list[tuple[str, Any, Mark, list[str]]] = []
     if "answer" in data:
-        exprs.append(("answer", data["answer"], located.values["answer"]))
+        exprs.append(("answer", data["answer"], located.values["answer"], []))
     raw_req = data.get("require")
     req_loc = located.children.get("require")
     if isinstance(raw_req, str):
-        exprs.append(("require", raw_req, located.values["require"]))
+        exprs.append(("require", raw_req, located.values["require"], []))
     elif isinstance(raw_req, list):
         for i, text in enumerate(raw_req):
             mark = (
@@ -217,11 +218,11 @@ def _check_expression(
                 if req_loc
                 else located.values["require"]
             )
-            exprs.append(("require", text, mark))
+            exprs.append(("require", text, mark, []))
     part_exprs, part_names = _part_expressions(data, located)
     exprs += part_exprs
     reads: dict[str, set[str]] = {}
-    for label, text, mark, *scope in exprs:
+    for label, text, mark, scope in exprs:
         if (
             isinstance(text, (int, float))
             and not isinstance(text, bool)
@@ -237,7 +238,7 @@ def _check_expression(
             ok = False
             continue
         reads[label] = set(compiled.names)
-        known = names | set(scope[0] if scope else ())
+        known = names | set(scope)
         if isinstance(raw_vars, dict) or raw_vars is None:
             for u in sorted(compiled.names - known):
                 best = suggest(u, sorted(known | set(FUNCTIONS)))
@@ -514,7 +515,9 @@ def generation_error(
 ) -> BankError:
     """A failure of ``kind.generate`` at ``seed`` as a ``BankError`` at the responsible field's
     line (``field`` attribute set by the ``expression`` kind; ``params:`` for other kinds)."""
-    field = getattr(exc, "field", None) or (("params",) if "params" in located.keys else None)
+    field: tuple[Any, ...] | None = getattr(exc, "field", None) or (
+        ("params",) if "params" in located.keys else None
+    )
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     if isinstance(exc, RecursionError):
         message = "nesting too deep (recursion)"

@@ -173,7 +173,7 @@ class CookieJar(CookieService):
         )
 
 
-class DatabaseStorage(LaunchDataStorage):  # type: ignore[type-arg]
+class DatabaseStorage(LaunchDataStorage):
     """pylti1p3's launch data storage on ``lti_launch_data``: shared by every host, values
     expire, and :meth:`consume` deletes a value as it reads it (single-use nonces).  Keys are
     not tied to a browser cookie (``get_session_cookie_name`` is None): the browser binding is
@@ -255,7 +255,7 @@ class Sessions(SessionService):
         self.data_storage.set_value(self._get_key(state), params, exp=NONCE_LIFETIME)
 
 
-class _UrlRedirect(Redirect):  # type: ignore[type-arg]
+class _UrlRedirect(Redirect):
     def __init__(self, url: str) -> None:
         self._url = url
 
@@ -272,7 +272,7 @@ class _UrlRedirect(Redirect):  # type: ignore[type-arg]
         return self._url
 
 
-class _Login(OIDCLogin):  # type: ignore[type-arg]
+class _Login(OIDCLogin):
     def get_redirect(self, url: str) -> _UrlRedirect:
         return _UrlRedirect(url)
 
@@ -394,7 +394,7 @@ def _claims_of(id_token: str) -> dict[str, Any]:
         return {}
 
 
-class _Launch(MessageLaunch):  # type: ignore[type-arg]
+class _Launch(MessageLaunch):
     """pylti1p3's message launch with the checks in the order of the module docstring and
     messages that say what to do."""
 
@@ -955,7 +955,7 @@ def _stored_launch(
         session,
     )
     launch.set_launch_id(launch_id).set_auto_validation(enable=False)
-    launch.set_jwt({"body": body}).set_restored()  # type: ignore[arg-type]
+    launch.set_jwt({"body": body}).set_restored()
     launch.validate_registration()
     return launch, body
 

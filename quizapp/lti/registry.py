@@ -211,7 +211,7 @@ def remove_registration(
     return result
 
 
-class DatabaseToolConf(ToolConfAbstract):  # type: ignore[type-arg]
+class DatabaseToolConf(ToolConfAbstract):
     """pylti1p3's tool configuration over ``lti_registrations`` / ``lti_deployments``.
 
     ``key`` gives the tool's key pair (called only when a registration object is built, i.e.

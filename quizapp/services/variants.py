@@ -288,7 +288,7 @@ def create_progress(session: Session, user_id: int, exercise_id: str) -> Progres
     if dialect.name in ("sqlite", "postgresql") and dialect.insert_returning:
         # One statement: the unique (user_id, exercise_id) constraint guards the insert (no
         # savepoint needed).
-        return session.scalar(_insert_progress(dialect.name), params)  # type: ignore[no-any-return]
+        return session.scalar(_insert_progress(dialect.name), params)
     try:
         with session.begin_nested():
             row = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)

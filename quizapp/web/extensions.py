@@ -139,12 +139,12 @@ def failed_login(response: Response) -> bool:
     return response.status_code in (200, 400, 401)
 
 
-def limit(setting: str):  # type: ignore[no-untyped-def]
+def limit(setting: str):
     """A callable giving the limit string stored in config ``setting`` (read per request)."""
     return lambda: current_app.config[setting]
 
 
-class ThreadSafeMemoryStorage(MemoryStorage):  # type: ignore[misc]
+class ThreadSafeMemoryStorage(MemoryStorage):
     """The ``limits`` library's in-memory storage (``memory://``, the default) with its expiry
     timer replaced under a lock.
 
