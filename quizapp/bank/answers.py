@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
 from quizapp.bank.kinds._util import latex_row, num
-from quizapp.bank.types import Variant
+from quizapp.bank.types import AnswerForm, Variant
 from quizapp.grading import (
     InvalidAnswer,
     Mistake,
@@ -315,12 +315,21 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
 # multiple choice and index
 
 
-def _labels(variant: Variant) -> list[str]:
+class Pickable(Protocol):
+    """What :func:`parse_pick` reads of a variant: its answer form and context."""
+
+    @property
+    def answer_form(self) -> AnswerForm: ...
+    @property
+    def context(self) -> Mapping[str, Any]: ...
+
+
+def _labels(variant: Pickable) -> list[str]:
     form = variant.answer_form
     return list(form.choices or form.col_labels or [])
 
 
-def parse_pick(variant: Variant, answer: Answer) -> int:
+def parse_pick(variant: Pickable, answer: SingleAnswer) -> int:
     """The picked option as a 1-based number.  Raises :class:`InvalidAnswer` if unreadable or out
     of range.  ``choice`` accepts a letter or a number; ``index`` a number or the label itself."""
     form = variant.answer_form
@@ -361,7 +370,7 @@ def parse_pick(variant: Variant, answer: Answer) -> int:
     raise InvalidAnswer(f"Answer with a number from 1 to {count}.")
 
 
-def _grade_pick(variant: Variant, answer: Answer) -> Verdict:
+def _grade_pick(variant: Variant, answer: SingleAnswer) -> Verdict:
     form = variant.answer_form
     try:
         k = parse_pick(variant, answer)

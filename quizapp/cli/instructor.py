@@ -304,6 +304,8 @@ def override(
                     current_session(), exercise_id, username, reason=reason
                 ):
                     progress = deadlines.student_progress(current_session(), exercise_id, username)
+                    # An override lives on the progress row, so removing one leaves the row.
+                    assert progress is not None
                     click.echo(
                         f"Removed the override of {username} on {exercise_id}: "
                         f"{fmt_points(progress.best_points)} points, computed from the attempts."

@@ -203,7 +203,7 @@ def remove_registration(
             ("registration", delete(LtiRegistration).where(LtiRegistration.id == reg_id)),
         ]
         for name, stmt in steps:
-            result.counts[name] = session.execute(stmt).rowcount or 0
+            result.counts[name] = session.execute(stmt).rowcount or 0  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
         session.commit()
     except BaseException:
         session.rollback()

@@ -164,7 +164,7 @@ class ThreadSafeMemoryStorage(MemoryStorage):
     def _MemoryStorage__schedule_expiry(self) -> None:  # the parent's private __schedule_expiry
         with self._timer_lock:
             if not self.timer.is_alive():
-                self.timer = threading.Timer(0.01, self._MemoryStorage__expire_events)
+                self.timer = threading.Timer(0.01, self._MemoryStorage__expire_events)  # type: ignore[attr-defined]  # the parent's private __expire_events, by its mangled name
                 self.timer.start()
 
 

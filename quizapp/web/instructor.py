@@ -568,6 +568,8 @@ def reset_link(user_id: int) -> str:
         abort(400, "The form's security token is missing or expired; reload the page.")
     token = inst.create_reset_link(current_session(), user_id, note="instructor")
     user = db.session.get(User, user_id)
+    if user is None:
+        abort(404, "No such student.")
     return render_template(
         "instructor/links.html",
         links=[

@@ -299,7 +299,8 @@ def login() -> Response | tuple[str, int] | str:
     try:
         flow.check_login(current_session(), params)
         if not req.get_param(CHECKED):
-            go = url_for("lti.login", **params, **{CHECKED: "1"})
+            values: dict[str, Any] = {**params, CHECKED: "1"}
+            go = url_for("lti.login", **values)
             return render_template("lti/cookie_check.html", continue_url=go)
         start = flow.start_login(
             current_session(), req, url_for("lti.launch", _external=True), _key
@@ -315,7 +316,8 @@ def _new_window_url(state_value: str) -> str | None:
     params = flow.login_params_for_state(current_session(), state_value)
     if not params:
         return None
-    return url_for("lti.login", **params, **{CHECKED: "1"})
+    values: dict[str, Any] = {**params, CHECKED: "1"}
+    return url_for("lti.login", **values)
 
 
 def _frame_origins(req: flow.PlainRequest, registration_id: int) -> list[str]:

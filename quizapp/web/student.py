@@ -126,7 +126,7 @@ def render_exercise(
         form_view = display.build_form_view(
             form,
             choices_html=page["choices"],
-            answer=answer,
+            answer=None if isinstance(answer, dict) else answer,  # parts fill no single form
             cells=cells,
             invalid_cell=invalid_cell,
             check_cells=current is not None and current.status == "invalid",
