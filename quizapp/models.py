@@ -390,18 +390,21 @@ class VerdictView:
 
     __slots__ = ()
 
+    if TYPE_CHECKING:
+        verdict: dict[str, Any] | None
+
     @property
     def cells(self) -> list[list[bool]] | None:
-        return self.verdict.get("cells") if self.verdict else None  # type: ignore[attr-defined]
+        return self.verdict.get("cells") if self.verdict else None
 
     @property
     def message(self) -> str:
-        verdict = self.verdict  # type: ignore[attr-defined]
+        verdict = self.verdict
         return str(verdict.get("message", "")) if verdict else ""
 
     @property
     def mistake_messages(self) -> list[str]:
-        verdict = self.verdict  # type: ignore[attr-defined]
+        verdict = self.verdict
         return list(verdict.get("mistake_messages", [])) if verdict else []
 
 

@@ -390,10 +390,10 @@ def part_points_total(spec: ExerciseSpec) -> ExerciseSpec:
     parts = spec.parts or []
     if not parts or "points" in spec.model_fields_set:
         return spec
-    given = [p.points for p in parts]
-    if any(p is None for p in given):
+    given = [p.points for p in parts if p.points is not None]
+    if len(given) < len(parts):
         return spec
-    return spec.model_copy(update={"points": int(sum(given))})  # type: ignore[arg-type]
+    return spec.model_copy(update={"points": int(sum(given))})
 
 
 def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[BankError]:

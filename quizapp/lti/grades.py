@@ -529,7 +529,7 @@ def _service(
     data: dict[str, Any] = {"scope": c.scopes}
     if lineitems_url:
         data["lineitems"] = lineitems_url
-    return AssignmentsGradesService(connector, data)  # type: ignore[arg-type]
+    return AssignmentsGradesService(connector, data)  # type: ignore[arg-type]  # pylti1p3's TypedDict allows 4 scope literals; ours are the platform's strings
 
 
 def _lineitem_url(session: Session, connector: Connector, c: _Claimed, now: datetime) -> str:

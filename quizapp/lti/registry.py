@@ -254,7 +254,7 @@ class DatabaseToolConf(ToolConfAbstract):
         if row.auth_audience:
             reg.set_auth_audience(row.auth_audience)
         if row.platform_jwks:
-            reg.set_key_set(row.platform_jwks)  # type: ignore[arg-type]
+            reg.set_key_set(row.platform_jwks)  # type: ignore[arg-type]  # pylti1p3 types a JWKS as its TypedDict; ours is the stored JSON object
         return reg
 
     def find_registration_by_issuer(self, iss: str, *args: Any, **kwargs: Any) -> Any:

@@ -182,7 +182,8 @@ def get_exercise_and_variant(
     _check_exercise_id(exercise_id)
     row = session.execute(_EXERCISE_AND_VARIANT, {"eid": exercise_id, "uid": user.id}).first()
     exercise = _live_exercise(row[0] if row is not None else None, False)
-    return exercise, row[1]  # type: ignore[index]
+    assert row is not None  # no row: _live_exercise raised NotFound
+    return exercise, row[1]
 
 
 def _check_exercise_id(exercise_id: object) -> None:

@@ -85,9 +85,9 @@ def register(app: Flask) -> None:
         return resp, code
 
     @app.errorhandler(Exception)
-    def _unexpected(err: Exception) -> tuple[Response | str, int]:
+    def _unexpected(err: Exception) -> tuple[Response | str, int] | HTTPException:
         if isinstance(err, HTTPException):
-            return _http(err)  # type: ignore[return-value]
+            return _http(err)
         if is_conflict(err):  # aborted by the database even after the services' retries
             log.warning("transaction conflict on %s %s: %s", request.method, request.path, err)
             return error_response(
