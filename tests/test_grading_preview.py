@@ -21,6 +21,9 @@ def _answers(variant) -> list:
     """Readable and unreadable answers of every kind for ``variant``'s form."""
     form = variant.answer_form
     out: list = ["", "   ", "x", "1,5", "[[1, 2], [3", "1 e10", "2 pi", "(1, 2), 3", "nan", "1/0"]
+    if not variant.parts:
+        # Answers by part to an exercise with one answer (a choice once read this as option a).
+        out += [{"a": "1"}, {"x": [["1"]]}]
     if form.type in ("choice", "index"):
         return out + ["a", "b", "(B)", "2", "99", "zz", "1"]
     exp = np.asarray(variant.expected, dtype=float)
