@@ -65,6 +65,15 @@ def _context(variant: Variant) -> dict[str, Any]:
     return {**variant.context, "tolerance": variant.tolerance}
 
 
+def _not_by_part(names: Sequence[str]) -> str:
+    """Why an answer to a multi-part exercise (parts ``names``) that is not given part by part
+    is invalid (graded and previewed alike)."""
+    return (
+        f"This exercise has parts ({', '.join(names)}): answer each part, one after "
+        f"another, each starting on its own line with its name ({names[0]} = ...)."
+    )
+
+
 def _invalid(message: str) -> Verdict:
     return Verdict(status="invalid", score=0.0, message=message)
 
@@ -83,10 +92,7 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
         if isinstance(answer, str):
             answer = parse_part_text(answer, names) or answer
         if not isinstance(answer, Mapping):
-            return _invalid(
-                f"This exercise has parts ({', '.join(names)}): answer each part, one after "
-                f"another, each starting on its own line with its name ({names[0]} = ...)."
-            )
+            return _invalid(_not_by_part(names))
         return grade_parts(variant, answer)
     if isinstance(answer, Mapping):
         return _invalid(_NOT_PARTS)
@@ -573,7 +579,7 @@ def _preview_parts(variant: Variant, answer: Answer) -> AnswerPreview:
     if isinstance(answer, str):
         answer = parse_part_text(answer, names) or answer
     if not isinstance(answer, Mapping):
-        return AnswerPreview("invalid", f"This exercise has parts ({', '.join(names)}).")
+        return AnswerPreview("invalid", _not_by_part(names))
     unknown = [k for k in answer if k not in names]
     if unknown:
         return AnswerPreview(
