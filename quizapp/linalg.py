@@ -378,7 +378,7 @@ def multi_head_attention(
     return concat @ wo, heads, weights
 
 
-def causal_attention(Q: Any, K: Any, V: Any | None = None) -> tuple[np.ndarray, np.ndarray]:
+def causal_attention(Q: Any, K: Any, V: Any | None = None) -> tuple[np.ndarray | None, np.ndarray]:
     """Masked (causal) scaled dot-product attention, as in a decoder (Vaswani et al. 2017,
     section 3.2.3: "setting to -inf all values in the input of the softmax which correspond to
     illegal connections").  Token ``i`` attends to tokens ``j <= i`` only: the scores with
@@ -402,7 +402,7 @@ def causal_attention(Q: Any, K: Any, V: Any | None = None) -> tuple[np.ndarray, 
     e = np.where(future, 0.0, np.exp(shifted))
     weights = e / e.sum(axis=1, keepdims=True)
     if V is None:
-        return None, weights  # type: ignore[return-value]
+        return None, weights
     v = as_matrix(V, "V")
     if v.shape[0] != n:
         raise LinalgError(f"V must have one row per token: {n} tokens, V has {v.shape[0]} rows")

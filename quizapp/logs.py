@@ -49,14 +49,14 @@ class JsonLinesFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False)
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """A stream handler that writes to whatever ``sys.stderr`` is when a record is emitted
     (a test runner or a CLI runner may swap it after the handler was made)."""
 
     def __init__(self) -> None:
         super().__init__()
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

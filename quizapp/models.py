@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from flask_login import UserMixin
 from flask_sqlalchemy import SQLAlchemy
@@ -43,11 +43,12 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
 #: Constraint names Alembic can find again (SQLite batch migrations need named constraints).
@@ -103,8 +104,39 @@ class Base(DeclarativeBase):
 
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
+    if TYPE_CHECKING:
+        # Every model here is mapped to one ``Table`` (none to a join or a select), so Core
+        # ``insert``/``update``/``delete`` take ``Model.__table__`` (SQLAlchemy types it as the
+        # wider ``FromClause``).
+        __table__: ClassVar[Table]
+
 
 db = SQLAlchemy(model_class=Base)
+
+if TYPE_CHECKING:
+    # What ``db.Model`` is to a type checker: Flask-SQLAlchemy builds it at run time as a subclass
+    # of ``Base`` (adding ``query`` and the table-name default), which mypy cannot follow as a base
+    # class.  Models subclass ``Model``; at run time it is ``db.Model`` itself.
+    Model = Base
+else:
+    Model = db.Model
+
+
+def current_session() -> Session:
+    """The database session of the current app context, typed as SQLAlchemy's ``Session``.
+
+    ``db.session`` is Flask-SQLAlchemy's ``scoped_session``: a proxy that forwards each call to the
+    session of the current app context, and is itself no ``sqlalchemy.orm.Session``.  Calling it,
+    ``db.session()``, returns that session (the very object the proxy forwards to, created on first
+    use and removed when the app context ends), so the web and CLI layers pass
+    ``current_session()`` to the service functions, which take a plain ``Session`` and know
+    nothing of Flask.  Call it inside the app context that does the work (a request, a CLI
+    command, a streamed response under ``stream_with_context``); a session taken in one app
+    context must not be used after it ends.
+
+    Raises ``RuntimeError`` outside an app context (as ``db.session`` does).
+    """
+    return db.session()
 
 
 def username_key(username: str) -> str:
@@ -117,7 +149,7 @@ def username_key(username: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", username).casefold())
 
 
-class User(UserMixin, db.Model):
+class User(UserMixin, Model):
     """A person: a student or an instructor."""
 
     __tablename__ = "users"
@@ -170,7 +202,7 @@ class User(UserMixin, db.Model):
         return f"<User {self.id} {self.username!r} {self.role}>"
 
 
-class ApiToken(db.Model):
+class ApiToken(Model):
     """A bearer token of the JSON API.  Only ``sha256(token)`` is stored; the token is shown once."""
 
     __tablename__ = "api_tokens"
@@ -190,7 +222,7 @@ class ApiToken(db.Model):
         return self.revoked_at is not None
 
 
-class Quiz(db.Model):
+class Quiz(Model):
     """A folder of the bank (``exercises/<id>/quiz.yaml``)."""
 
     __tablename__ = "quizzes"
@@ -237,7 +269,7 @@ def quiz_order() -> tuple[Any, ...]:
     )
 
 
-class Exercise(db.Model):
+class Exercise(Model):
     """One exercise of the bank, id ``<quiz-folder>/<file-stem>``; its YAML is versioned."""
 
     __tablename__ = "exercises"
@@ -271,7 +303,7 @@ class Exercise(db.Model):
     )
 
 
-class ExerciseVersion(db.Model):
+class ExerciseVersion(Model):
     """One distinct YAML text of an exercise.  Variants and submissions point at the version used."""
 
     __tablename__ = "exercise_versions"
@@ -289,7 +321,7 @@ class ExerciseVersion(db.Model):
     exercise: Mapped[Exercise] = relationship(back_populates="versions")
 
 
-class Variant(db.Model):
+class Variant(Model):
     """A student's concrete instance of an exercise.
 
     ``variant_number`` 1 is the graded one (its best score is the exercise's score); 2, 3, ... are
@@ -336,7 +368,7 @@ class Variant(db.Model):
         return self.variant_number > 1
 
 
-class VariantFailure(db.Model):
+class VariantFailure(Model):
     """A seed that could not produce a variant (the next derived seed was used instead): logged
     for the instructor (exercise statistics) and ``quizapp check``."""
 
@@ -358,22 +390,25 @@ class VerdictView:
 
     __slots__ = ()
 
+    if TYPE_CHECKING:
+        verdict: dict[str, Any] | None
+
     @property
     def cells(self) -> list[list[bool]] | None:
-        return self.verdict.get("cells") if self.verdict else None  # type: ignore[attr-defined]
+        return self.verdict.get("cells") if self.verdict else None
 
     @property
     def message(self) -> str:
-        verdict = self.verdict  # type: ignore[attr-defined]
+        verdict = self.verdict
         return str(verdict.get("message", "")) if verdict else ""
 
     @property
     def mistake_messages(self) -> list[str]:
-        verdict = self.verdict  # type: ignore[attr-defined]
+        verdict = self.verdict
         return list(verdict.get("mistake_messages", [])) if verdict else []
 
 
-class Submission(VerdictView, db.Model):
+class Submission(VerdictView, Model):
     """One answer as posted, with its verdict.  Append-only: rows are never updated or deleted.
 
     - ``raw_answer``: exactly what was posted: the text, or for a grid the JSON list of rows of
@@ -421,7 +456,7 @@ class Submission(VerdictView, db.Model):
     variant: Mapped[Variant] = relationship(back_populates="submissions")
 
 
-class Progress(db.Model):
+class Progress(Model):
     """A student's standing on one exercise; updated with every submission, in its transaction.
 
     - ``best_score`` in [0, 1]: the best *credited* score (score x late credit) over the graded
@@ -476,7 +511,7 @@ class Progress(db.Model):
         return self.override_points is not None
 
 
-class ScoreTotal(db.Model):
+class ScoreTotal(Model):
     """A student's totals over a scope: the course (``scope = ""``) or one quiz (its id).
 
     Sums over the student's progress rows on the scope's live exercises (exercise and quiz not
@@ -503,7 +538,7 @@ class ScoreTotal(db.Model):
     reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
 
-class ScoreTotalsState(db.Model):
+class ScoreTotalsState(Model):
     """One row (``id = 1``): the fingerprint (SHA-256 hex) of the live exercises and their points
     that ``score_totals`` was last fully computed for; a different current fingerprint (after a
     bank sync) makes the scoreboard rebuild the totals first."""

@@ -29,10 +29,10 @@ from typing import Any
 from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from quizapp.models import Exercise, Quiz, Submission, User, UTCDateTime, db, utcnow
+from quizapp.models import Exercise, Model, Quiz, Submission, User, UTCDateTime, utcnow
 
 
-class Excusal(db.Model):
+class Excusal(Model):
     """``user`` is excused from ``exercise``: it counts neither earned nor available points."""
 
     __tablename__ = "excusals"
@@ -49,7 +49,7 @@ class Excusal(db.Model):
     exercise: Mapped[Exercise] = relationship()
 
 
-class Regrade(db.Model):
+class Regrade(Model):
     """One regrade run of an exercise against its version ``version_id``.
 
     ``summary`` (JSON) holds the counts and, per changed submission and per changed progress row,
@@ -68,7 +68,7 @@ class Regrade(db.Model):
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
-class VerdictHistory(db.Model):
+class VerdictHistory(Model):
     """The verdict ``submission`` had before regrade ``regrade_id`` replaced it."""
 
     __tablename__ = "verdict_history"
@@ -89,7 +89,7 @@ class VerdictHistory(db.Model):
     regrade: Mapped[Regrade] = relationship()
 
 
-class PasswordReset(db.Model):
+class PasswordReset(Model):
     """A one-time password-reset link.  ``token_hash`` is the SHA-256 hex of the token."""
 
     __tablename__ = "password_resets"
@@ -105,7 +105,7 @@ class PasswordReset(db.Model):
     user: Mapped[User] = relationship()
 
 
-class Incident(db.Model):
+class Incident(Model):
     """An exercise page or API call that failed for a student with a 503 (the exercise could not
     be shown or graded).  ``id`` is what the student was told; ``detail`` is the error with its
     seed, file and line, for the instructor (``quizapp.web.errors``)."""
@@ -122,7 +122,7 @@ class Incident(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class Extension(db.Model):
+class Extension(Model):
     """Student ``user`` closes quiz ``quiz`` at ``until`` instead of the quiz's ``closes``;
     answers after the quiz's own closing time and before ``until`` earn ``credit``, and the quiz's
     late periods follow ``until`` (``quizapp.services.deadlines``)."""
@@ -143,7 +143,7 @@ class Extension(db.Model):
     quiz: Mapped[Quiz] = relationship()
 
 
-class AuditEntry(db.Model):
+class AuditEntry(Model):
     """One change of a deadline or a score by an instructor: ``action`` is ``extend``,
     ``remove-extension``, ``override`` or ``remove-override``; ``before`` / ``after`` the values
     (JSON, None when there was none); ``actor`` who did it (their username, or ``command line``

@@ -456,7 +456,11 @@ def _render_tables_fast(text: str) -> str | None:
         marks = _STANDIN_CHAR.findall(out)
         if len(marks) != len(values) or set(marks) != values.keys():
             return None
-        parts.append(_STANDIN_CHAR.sub(lambda m, cells=values: cells[m.group()], out))
+
+        def cell(m: re.Match[str], cells: dict[str, str] = values) -> str:
+            return cells[m.group()]
+
+        parts.append(_STANDIN_CHAR.sub(cell, out))
     return "".join(parts)
 
 

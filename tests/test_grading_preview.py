@@ -21,6 +21,16 @@ def _answers(variant) -> list:
     """Readable and unreadable answers of every kind for ``variant``'s form."""
     form = variant.answer_form
     out: list = ["", "   ", "x", "1,5", "[[1, 2], [3", "1 e10", "2 pi", "(1, 2), 3", "nan", "1/0"]
+    if variant.parts:
+        # Text that is no "name = ..." answer per part, and parts answered one by one.
+        names = [p.name for p in variant.parts]
+        return out + [
+            {names[0]: "1"},
+            {n: "x" for n in names},
+            "\n".join(f"{n} = 1" for n in names),
+        ]
+    # Answers by part to an exercise with one answer (a choice once read this as option a).
+    out += [{"a": "1"}, {"x": [["1"]]}]
     if form.type in ("choice", "index"):
         return out + ["a", "b", "(B)", "2", "99", "zz", "1"]
     exp = np.asarray(variant.expected, dtype=float)
@@ -59,9 +69,16 @@ def _preview_agrees(variant) -> None:
         preview = preview_answer(variant, answer)
         assert (preview.status == "invalid") == (verdict.status == "invalid"), (answer, verdict)
         if verdict.status == "invalid":
-            assert preview.message == verdict.message, answer
+            if variant.parts and isinstance(answer, dict):
+                # An unreadable part: the preview says "Part x cannot be read: WHY." where the
+                # verdict says "Part x could not be read: WHY. Nothing was graded, ...".
+                assert preview.message.split(": ", 1)[1] in verdict.message, answer
+            else:
+                assert preview.message == verdict.message, answer
             assert preview.invalid_cell == verdict.invalid_cell, answer
             assert preview.read_as is None
+        elif variant.parts:  # read part by part ("Read: x, r."), each as its own form reads it
+            assert preview.message.startswith("Read: ") and preview.parts, answer
         else:
             assert preview.message.startswith("Read as"), answer
             if verdict.parsed is not None and variant.answer_form.type != "partial_matrix":

@@ -570,6 +570,26 @@ def test_a_regrade_that_fails_midway_changes_nothing(app, monkeypatch) -> None:
         )
 
 
+def test_a_regrade_meeting_an_unreadable_stored_variant_names_it(app) -> None:
+    """A variant whose stored record cannot be read (a database edited by hand) stops the
+    regrade with the services' message naming the variant, and changes nothing."""
+    add_user(app, "ana")
+    submit(app, "ana", MAPS_BACK, "1, 2, 3", at(1))
+    with app.app_context():
+        variant = db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK)).one()
+        variant.record = {"format": "no such format"}
+        db.session.commit()
+        variant_id = variant.id
+    with app.app_context(), pytest.raises(inst.services.Unavailable) as caught:
+        inst.regrade_exercise(db.session, MAPS_BACK)
+    assert caught.value.message.startswith(
+        f"The stored variant {variant_id} (variant 1 of {MAPS_BACK}) cannot be read: "
+    )
+    assert [s["status"] for s in stored_submissions(app)] == ["incorrect"]
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count(Regrade.id))) == 0
+
+
 def test_regrade_of_an_unknown_exercise_is_refused(app) -> None:
     with app.app_context(), pytest.raises(inst.services.NotFound):
         inst.regrade_exercise(db.session, "01-linear-systems/no-such")

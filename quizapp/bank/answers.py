@@ -29,16 +29,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
 from quizapp.bank.kinds._util import latex_row, num
-from quizapp.bank.types import Variant
+from quizapp.bank.types import AnswerForm, Variant
 from quizapp.grading import (
     InvalidAnswer,
     Mistake,
+    Status,
     Verdict,
     cells_close,
     describe_shape,
@@ -48,7 +49,13 @@ from quizapp.grading import (
 )
 from quizapp.grading.parse import parse_answer_cells, split_cells
 
-Answer = str | Sequence[Sequence[str]] | Mapping[str, Any]
+#: A single answer: text, or a grid of cell strings as the web posts it.
+SingleAnswer = str | Sequence[Sequence[str]]
+#: Any answer: a single one, or a multi-part one (part name -> single answer).
+Answer = SingleAnswer | Mapping[str, Any]
+
+#: Why a multi-part answer to an exercise without parts is invalid (graded and previewed alike).
+_NOT_PARTS = "This exercise has one answer, not parts."
 
 __all__ = ["AnswerPreview", "expected_answer_text", "grade_answer", "preview_answer"]
 
@@ -57,6 +64,15 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 def _context(variant: Variant) -> dict[str, Any]:
     return {**variant.context, "tolerance": variant.tolerance}
+
+
+def _not_by_part(names: Sequence[str]) -> str:
+    """Why an answer to a multi-part exercise (parts ``names``) that is not given part by part
+    is invalid (graded and previewed alike)."""
+    return (
+        f"This exercise has parts ({', '.join(names)}): answer each part, one after "
+        f"another, each starting on its own line with its name ({names[0]} = ...)."
+    )
 
 
 def _invalid(message: str) -> Verdict:
@@ -77,13 +93,10 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
         if isinstance(answer, str):
             answer = parse_part_text(answer, names) or answer
         if not isinstance(answer, Mapping):
-            return _invalid(
-                f"This exercise has parts ({', '.join(names)}): answer each part, one after "
-                f"another, each starting on its own line with its name ({names[0]} = ...)."
-            )
+            return _invalid(_not_by_part(names))
         return grade_parts(variant, answer)
     if isinstance(answer, Mapping):
-        return _invalid("This exercise has one answer, not parts.")
+        return _invalid(_NOT_PARTS)
     verdict = _dispatch(variant, answer)
     seen: set[str] = set()
     unique = []
@@ -95,7 +108,7 @@ def grade_answer(variant: Variant, answer: Answer) -> Verdict:
     return verdict
 
 
-def _dispatch(variant: Variant, answer: Answer) -> Verdict:
+def _dispatch(variant: Variant, answer: SingleAnswer) -> Verdict:
     form = variant.answer_form
     if form.type in ("scalar", "vector", "matrix"):
         return grade(
@@ -142,7 +155,9 @@ def _given_values(variant: Variant, exp: np.ndarray, mask: np.ndarray) -> np.nda
     return out
 
 
-def _row_sum_follow_through(variant: Variant, answer: Answer, mask: np.ndarray) -> Answer:
+def _row_sum_follow_through(
+    variant: Variant, answer: SingleAnswer, mask: np.ndarray
+) -> SingleAnswer:
     """For weights whose rows sum to 1 (``context["rows_sum_to_one"]``), a blank typed as 1 minus
     the rest of its row is graded with follow-through: against ``1 - (the row's given cells as
     displayed) - (the student's other blanks in the row)``, when those other blanks are right.
@@ -154,7 +169,7 @@ def _row_sum_follow_through(variant: Variant, answer: Answer, mask: np.ndarray) 
     if not variant.context.get("rows_sum_to_one"):
         return answer
     exp = np.asarray(variant.expected, dtype=float)
-    probe: Answer = answer
+    probe: SingleAnswer = answer
     if not isinstance(answer, str):
         if len(answer) != exp.shape[0] or any(len(row) != exp.shape[1] for row in answer):
             return answer
@@ -185,7 +200,7 @@ def _row_sum_follow_through(variant: Variant, answer: Answer, mask: np.ndarray) 
     return rows if changed else answer
 
 
-def _partial_grid(variant: Variant, answer: Answer) -> Answer:
+def _partial_grid(variant: Variant, answer: SingleAnswer) -> SingleAnswer:
     """The answer to grade for a partly filled matrix: a posted grid of the matrix's shape with
     its given cells replaced by the exact values (given cells are not the student's answer, so the
     web may post them typed over, untouched, or as empty strings); text as typed."""
@@ -204,7 +219,7 @@ def _partial_grid(variant: Variant, answer: Answer) -> Answer:
     return answer
 
 
-def _grade_partial(variant: Variant, answer: Answer) -> Verdict:
+def _grade_partial(variant: Variant, answer: SingleAnswer) -> Verdict:
     exp = np.asarray(variant.expected, dtype=float)
     mask = _mask(variant)
     grid = _partial_grid(variant, _row_sum_follow_through(variant, answer, mask))
@@ -332,6 +347,7 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
                     )
                 )
     n_good = sum(good)
+    status: Status
     if n_good == count:
         status, score = "correct", 1.0
         message = (
@@ -363,12 +379,21 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
 # multiple choice and index
 
 
-def _labels(variant: Variant) -> list[str]:
+class Pickable(Protocol):
+    """What :func:`parse_pick` reads of a variant: its answer form and context."""
+
+    @property
+    def answer_form(self) -> AnswerForm: ...
+    @property
+    def context(self) -> Mapping[str, Any]: ...
+
+
+def _labels(variant: Pickable) -> list[str]:
     form = variant.answer_form
     return list(form.choices or form.col_labels or [])
 
 
-def parse_pick(variant: Variant, answer: Answer) -> int:
+def parse_pick(variant: Pickable, answer: SingleAnswer) -> int:
     """The picked option as a 1-based number.  Raises :class:`InvalidAnswer` if unreadable or out
     of range.  ``choice`` accepts a letter or a number; ``index`` a number or the label itself."""
     form = variant.answer_form
@@ -409,7 +434,7 @@ def parse_pick(variant: Variant, answer: Answer) -> int:
     raise InvalidAnswer(f"Answer with a number from 1 to {count}.")
 
 
-def _grade_pick(variant: Variant, answer: Answer) -> Verdict:
+def _grade_pick(variant: Variant, answer: SingleAnswer) -> Verdict:
     form = variant.answer_form
     try:
         k = parse_pick(variant, answer)
@@ -543,7 +568,7 @@ def _text_cells(variant: Variant, answer: Answer) -> list[list[str]] | None:
         return None
 
 
-def _read(variant: Variant, answer: Answer) -> tuple[Any, str, list[list[str]] | None]:
+def _read(variant: Variant, answer: SingleAnswer) -> tuple[Any, str, list[list[str]] | None]:
     """(read_as, message, cells) of a readable answer; raises :class:`InvalidAnswer`."""
     form = variant.answer_form
     if form.type in ("choice", "index"):
@@ -556,7 +581,7 @@ def _read(variant: Variant, answer: Answer) -> tuple[Any, str, list[list[str]] |
     if form.type == "point_on_line":
         A = np.asarray(variant.context["coefficients"], dtype=float)
         pts = parse_points(answer, A.shape[1], form.count)
-        cells = [[format(float(v), ".15g") for v in p] for p in pts]
+        cells: list[list[str]] | None = [[format(float(v), ".15g") for v in p] for p in pts]
         cells = cells if isinstance(answer, str) else None
         if form.count == 1:
             return pts[0].tolist(), f"Read as the point {latex_row(pts[0])}.", cells
@@ -593,6 +618,8 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
     """
     if variant.parts:
         return _preview_parts(variant, answer)
+    if isinstance(answer, Mapping):
+        return AnswerPreview("invalid", _NOT_PARTS)
     try:
         read_as, message, cells = _read(variant, answer)
     except InvalidAnswer as exc:
@@ -610,7 +637,7 @@ def _preview_parts(variant: Variant, answer: Answer) -> AnswerPreview:
     if isinstance(answer, str):
         answer = parse_part_text(answer, names) or answer
     if not isinstance(answer, Mapping):
-        return AnswerPreview("invalid", f"This exercise has parts ({', '.join(names)}).")
+        return AnswerPreview("invalid", _not_by_part(names))
     unknown = [k for k in answer if k not in names]
     if unknown:
         return AnswerPreview(

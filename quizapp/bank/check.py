@@ -318,7 +318,11 @@ def _check_carried(v: Variant) -> list[str]:
             first: expected_answer_text(replace(part_variant(v, by_name[first]), expected=wrong)),
             p.name: expected_answer_text(replace(part_variant(v, p), expected=carried)),
         }
-        verdict = grade_answer(v, typed).parts[p.name]
+        graded = grade_answer(v, typed)
+        verdict = graded.parts.get(p.name) if graded.parts else None
+        if verdict is None:
+            out.append(f"part {p.name} got no verdict of its own: {graded.message}")
+            continue
         if verdict.status != "correct" and "No follow-through credit" not in verdict.message:
             out.append(
                 f"part {p.name} computed from a wrong {first} is {verdict.status}, not correct "

@@ -37,7 +37,7 @@ import numpy as np
 
 from quizapp.bank.expression import ExpressionError, evaluate
 from quizapp.bank.types import Part, Variant
-from quizapp.grading import Mistake, Verdict
+from quizapp.grading import Mistake, Status, Verdict
 
 Answer = Any  # a text, or a grid (list of rows of cell strings)
 
@@ -424,7 +424,7 @@ def part_variant(variant: Variant, part: Part, expected: Any = None) -> Variant:
     return replace(part_variant(variant, part), expected=expected, detectors=(), context={})
 
 
-def is_blank(answer: Answer) -> bool:
+def is_blank(answer: Answer | None) -> bool:
     """An answer with nothing typed: no text, or a grid of empty cells."""
     if answer is None:
         return True
@@ -495,7 +495,7 @@ def grade_parts(
     notes: dict[str, str] = {}
     for part in variant.parts:
         answer = answers.get(part.name)
-        if is_blank(answer):
+        if answer is None or is_blank(answer):
             verdicts[part.name] = Verdict("unanswered", 0.0, "Not answered yet.")
             continue
         verdict = grade_answer(part_variant(variant, part), answer)
@@ -529,6 +529,7 @@ def grade_parts(
     else:
         score = sum(scores) / len(scores) if scores else 0.0
     score = min(1.0, max(0.0, score))
+    status: Status
     if all(verdicts[n].status == "correct" for n in names) and score >= 1.0 - 1e-12:
         status, score = "correct", 1.0
     elif score > 0:
@@ -577,6 +578,7 @@ def _with_follow_through(
         return verdict
     your = _names(part.uses)
     wrong = [u for u in part.uses if not correct.get(u)]
+    status: Status
     if given.status == "correct":
         if credit >= 1.0:
             status = "correct"

@@ -135,11 +135,11 @@ class VariableSpec(_Strict):
         if (
             self.matrix
             and all(isinstance(d, int) for d in self.matrix)
-            and self.matrix[0] * self.matrix[1] > MAX_VARIABLE_CELLS  # type: ignore[operator]
+            and self.matrix[0] * self.matrix[1] > MAX_VARIABLE_CELLS
         ):
             raise ValueError(
                 f"a matrix may have at most {MAX_VARIABLE_CELLS} cells, got "
-                f"{self.matrix[0]} x {self.matrix[1]}"  # type: ignore[index]
+                f"{self.matrix[0]} x {self.matrix[1]}"
             )
         if self.integers is not None:
             if len(self.integers) != 2:

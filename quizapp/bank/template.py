@@ -25,7 +25,7 @@ import math
 import numbers
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -185,7 +185,7 @@ def _range(*args: Any) -> range:
 
 def _join(value: Iterable[Any], sep: str = "") -> str:
     """Jinja's ``join`` filter, refusing to build more than ``MAX_OUTPUT`` characters."""
-    n = len(value) if hasattr(value, "__len__") else 0
+    n = len(value) if isinstance(value, Sized) else 0
     if len(str(sep)) * max(n - 1, 0) > MAX_OUTPUT:
         raise SecurityError(f"join would build more than {MAX_OUTPUT} characters")
     parts = [str(v) for v in _budgeted(value)]

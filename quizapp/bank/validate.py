@@ -464,10 +464,10 @@ def part_points_total(spec: ExerciseSpec) -> ExerciseSpec:
     parts = spec.parts or []
     if not parts or "points" in spec.model_fields_set:
         return spec
-    given = [p.points for p in parts]
-    if any(p is None for p in given):
+    given = [p.points for p in parts if p.points is not None]
+    if len(given) < len(parts):
         return spec
-    return spec.model_copy(update={"points": int(sum(given))})  # type: ignore[arg-type]
+    return spec.model_copy(update={"points": int(sum(given))})
 
 
 def _check_concepts(concepts: list[Any], located: Located, file: str) -> list[BankError]:
@@ -600,7 +600,9 @@ def generation_error(
 ) -> BankError:
     """A failure of ``kind.generate`` at ``seed`` as a ``BankError`` at the responsible field's
     line (``field`` attribute set by the ``expression`` kind; ``params:`` for other kinds)."""
-    field = getattr(exc, "field", None) or (("params",) if "params" in located.keys else None)
+    field: tuple[Any, ...] | None = getattr(exc, "field", None) or (
+        ("params",) if "params" in located.keys else None
+    )
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     if isinstance(exc, RecursionError):
         message = "nesting too deep (recursion)"

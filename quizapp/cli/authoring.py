@@ -203,7 +203,7 @@ def _expected_text(v: Any) -> str:
 
 
 def _form_text(form: AnswerForm) -> str:
-    parts = [form.type]
+    parts: list[str] = [form.type]
     if form.shape is not None and form.type in ("vector", "matrix", "partial_matrix"):
         parts.append("x".join(str(d) for d in form.shape))
         parts.append("grid shown" if form.show_shape else "shape not shown (free text)")

@@ -316,7 +316,7 @@ def buffering_worker(
         return _CLASSES[key]
     from gunicorn.workers.gthread import ThreadWorker
 
-    class BufferingWorker(ThreadWorker):  # type: ignore[misc]
+    class BufferingWorker(ThreadWorker):
         """See :mod:`quizapp.cli.buffering`."""
 
         HEADER_TIMEOUT, BODY_TIMEOUT, MAX_BODY = key
@@ -475,12 +475,13 @@ def buffering_worker(
 
         # -- deadlines (the main loop calls this about once a second) -----------------------
 
-        def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        def wait_for_and_dispatch_events(self, timeout: float | None) -> None:
             # Wake up for the nearest deadline, not only once a second, so that a request is
-            # dropped when its deadline passes.
+            # dropped when its deadline passes (``None``: no limit but that deadline).
             if self.reading:
                 nearest = min(e.deadline for e in self.reading.values())
-                timeout = max(0.0, min(timeout, nearest - time.monotonic() + 0.01))
+                left = nearest - time.monotonic() + 0.01
+                timeout = max(0.0, left if timeout is None else min(timeout, left))
             super().wait_for_and_dispatch_events(timeout)
 
         def murder_pending(self) -> None:

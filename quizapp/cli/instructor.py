@@ -50,7 +50,7 @@ def export_grades(quiz_id: str | None, output: str) -> None:
     """Write the gradebook as CSV: one row per student (username, display name, email,
     points per exercise, quiz totals, weighted course total %)."""
     from quizapp import instructor as inst
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
@@ -60,13 +60,13 @@ def export_grades(quiz_id: str | None, output: str) -> None:
         except inst.CourseConfigError as err:
             raise click.ClickException(str(err)) from None
         try:
-            lines = inst.iter_gradebook_csv(db.session, quiz_id=quiz_id, config=config)
+            lines = inst.iter_gradebook_csv(current_session(), quiz_id=quiz_id, config=config)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
-        known = [q.id for q in inst.live_quizzes(db.session)]
+        known = [q.id for q in inst.live_quizzes(current_session())]
         for warning in inst.course_config_warnings(config, known):
             click.echo(f"warning: {warning}", err=True)
-        n_exercises = len(inst.live_exercises(db.session, quiz_id))
+        n_exercises = len(inst.live_exercises(current_session(), quiz_id))
         # Streamed one student at a time: memory stays flat whatever the class size.
         if output == "-":
             n_lines = 0
@@ -102,13 +102,13 @@ def regrade(exercise_id: str, dry_run: bool) -> None:
     """Re-grade every stored submission of EXERCISE_ID against its current (synced) version,
     keeping the previous verdicts in history, and print what changed."""
     from quizapp import instructor as inst
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
     with app.app_context():
         try:
-            summary = inst.regrade_exercise(db.session, exercise_id, dry_run=dry_run)
+            summary = inst.regrade_exercise(current_session(), exercise_id, dry_run=dry_run)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
         click.echo(summary.text())
@@ -131,7 +131,7 @@ def import_roster(file: str, base_url: str, days: int) -> None:
     from datetime import timedelta
 
     from quizapp import instructor as inst
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     try:
         raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
@@ -143,7 +143,7 @@ def import_roster(file: str, base_url: str, days: int) -> None:
     app = _app()
     with app.app_context():
         try:
-            result = inst.import_roster(db.session, text, valid_for=timedelta(days=days))
+            result = inst.import_roster(current_session(), text, valid_for=timedelta(days=days))
         except inst.RosterError as err:
             for problem in err.problems:
                 click.echo(f"{file}: {problem}", err=True)
@@ -166,11 +166,11 @@ def import_roster(file: str, base_url: str, days: int) -> None:
 def export_roster(output: str) -> None:
     """Write the students as CSV (username, display_name, email), importable again."""
     from quizapp import instructor as inst
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     app = _app()
     with app.app_context():
-        _write(output, inst.roster_csv(db.session))
+        _write(output, inst.roster_csv(current_session()))
 
 
 def _schedule_text(schedule: Any) -> str:
@@ -213,7 +213,7 @@ def extend(
     Answers after the quiz's closing time and before --until are on time for them (at --credit);
     the quiz's late periods follow --until.  Nothing changes when anything is refused."""
     from quizapp import coursetime
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError, deadlines
 
     if (username is None) == (roster is None):
@@ -236,8 +236,8 @@ def extend(
         try:
             if remove:
                 assert username is not None
-                if deadlines.remove_extension(db.session, quiz_id, username, reason=reason):
-                    quiz = deadlines.live_quiz(db.session, quiz_id)
+                if deadlines.remove_extension(current_session(), quiz_id, username, reason=reason):
+                    quiz = deadlines.live_quiz(current_session(), quiz_id)
                     zone = deadlines.quiz_zone(quiz)
                     click.echo(
                         f"Removed {username}'s extension of {quiz_id}: it closes for them on "
@@ -250,12 +250,12 @@ def extend(
                 requests = deadlines.parse_extensions_csv(
                     text, until=until, credit=credit, reason=reason
                 )
-                rows = deadlines.extend_roster(db.session, quiz_id, requests)
+                rows = deadlines.extend_roster(current_session(), quiz_id, requests)
             else:
                 assert username is not None
                 rows = [
                     deadlines.set_extension(
-                        db.session, quiz_id, username, until, credit=credit, reason=reason
+                        current_session(), quiz_id, username, until, credit=credit, reason=reason
                     )
                 ]
         except deadlines.ExtensionsError as err:
@@ -289,7 +289,7 @@ def override(
     """Set USERNAME's points on EXERCISE_ID by hand (wins over computed scores and regrades,
     until removed)."""
     from quizapp.instructor.gradebook import fmt_points
-    from quizapp.models import Exercise, db
+    from quizapp.models import Exercise, current_session, db
     from quizapp.services import ServiceError, deadlines
 
     if not remove and points is None:
@@ -298,8 +298,12 @@ def override(
     with app.app_context():
         try:
             if remove:
-                if deadlines.remove_override(db.session, exercise_id, username, reason=reason):
-                    progress = deadlines.student_progress(db.session, exercise_id, username)
+                if deadlines.remove_override(
+                    current_session(), exercise_id, username, reason=reason
+                ):
+                    progress = deadlines.student_progress(current_session(), exercise_id, username)
+                    # An override lives on the progress row, so removing one leaves the row.
+                    assert progress is not None
                     click.echo(
                         f"Removed the override of {username} on {exercise_id}: "
                         f"{fmt_points(progress.best_points)} points, computed from the attempts."
@@ -307,7 +311,9 @@ def override(
                 else:
                     click.echo(f"{username} had no override on {exercise_id}; nothing changed.")
                 return
-            progress = deadlines.set_override(db.session, exercise_id, username, points, reason)
+            progress = deadlines.set_override(
+                current_session(), exercise_id, username, points, reason
+            )
         except ServiceError as err:
             raise click.ClickException(err.message) from None
         exercise = db.session.get(Exercise, exercise_id)

@@ -39,10 +39,10 @@ _BASE_HELP = (
 
 def _key_getter(app: Any) -> Any:
     from quizapp.lti import keys
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     def key() -> Any:
-        return keys.tool_key(db.session, app.config["SECRET_KEY"])
+        return keys.tool_key(current_session(), app.config["SECRET_KEY"])
 
     return key
 
@@ -91,14 +91,14 @@ def register(
     """Register the tool in a platform (or update the registration and add deployment ids),
     create the tool's key pair if there is none, and print the tool's configuration."""
     from quizapp.lti import keys, registry
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
     with app.app_context():
         try:
             result = registry.register(
-                db.session,
+                current_session(),
                 issuer=issuer,
                 client_id=client_id,
                 auth_url=auth_url,
@@ -110,7 +110,7 @@ def register(
         except ServiceError as err:
             raise click.ClickException(err.message) from None
         try:
-            kid = keys.tool_key(db.session, app.config["SECRET_KEY"]).kid
+            kid = keys.tool_key(current_session(), app.config["SECRET_KEY"]).kid
         except keys.KeyUnavailable as err:
             raise click.ClickException(str(err)) from None
         reg = result.registration
@@ -139,11 +139,11 @@ def list_() -> None:
 
     from quizapp.lti import registry
     from quizapp.lti.models import LtiContext, LtiLineItem
-    from quizapp.models import db
+    from quizapp.models import current_session, db
 
     app = _app()
     with app.app_context():
-        regs = registry.list_registrations(db.session)
+        regs = registry.list_registrations(current_session())
         if not regs:
             click.echo("No registrations. Add one with `quizapp lti register ...`.")
             return
@@ -176,12 +176,12 @@ def remove(issuer: str, client_id: str | None, yes: bool) -> None:
     """Remove a registration and what hangs on it (courses seen, links, grade columns, the
     grade queue); quizapp's accounts, submissions and progress stay."""
     from quizapp.lti import registry
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
     with app.app_context():
-        reg = registry.find_registration(db.session, issuer, client_id)
+        reg = registry.find_registration(current_session(), issuer, client_id)
         if reg is not None and not yes:
             click.confirm(
                 f"Remove {reg.issuer} (client {reg.client_id}) and its courses, links and "
@@ -189,7 +189,7 @@ def remove(issuer: str, client_id: str | None, yes: bool) -> None:
                 abort=True,
             )
         try:
-            result = registry.remove_registration(db.session, issuer, client_id)
+            result = registry.remove_registration(current_session(), issuer, client_id)
         except ServiceError as err:
             raise click.ClickException(err.message) from None
     counts = ", ".join(f"{n} {name}" for name, n in result.counts.items() if name != "registration")
@@ -215,13 +215,15 @@ def _deliver_all(app: Any, ids: list[int]) -> Any:
     """Deliver the queued rows ``ids`` now, in batches; returns the combined report."""
     from quizapp.lti import grades
     from quizapp.lti.http import TimeoutSession
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     report = grades.DeliveryReport()
     key = _key_getter(app)
     with TimeoutSession() as http:
         for k in range(0, len(ids), 100):
-            part = grades.deliver_due(db.session, key, http, only=ids[k : k + 100], limit=100)
+            part = grades.deliver_due(
+                current_session(), key, http, only=ids[k : k + 100], limit=100
+            )
             report.outcomes += part.outcomes
     return report
 
@@ -245,7 +247,7 @@ def send_grades(quiz_id: str, force: bool) -> None:
     every LMS course that links it: only those that changed since the last successful send,
     unless --force."""
     from quizapp.lti import grades
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
@@ -253,7 +255,7 @@ def send_grades(quiz_id: str, force: bool) -> None:
     with app.app_context():
         try:
             ids = grades.queue_resource(
-                db.session,
+                current_session(),
                 quiz_id=quiz_id if kind == "quiz" else None,
                 exercise_id=quiz_id if kind == "exercise" else None,
                 force=force,
@@ -270,14 +272,14 @@ def retry() -> None:
     background sender)."""
     from quizapp.lti import grades
     from quizapp.lti.http import TimeoutSession
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     app = _app()
     report = grades.DeliveryReport()
     with app.app_context(), TimeoutSession() as http:
         key = _key_getter(app)
         while True:
-            part = grades.deliver_due(db.session, key, http, limit=100)
+            part = grades.deliver_due(current_session(), key, http, limit=100)
             report.outcomes += part.outcomes
             if len(part.outcomes) < 100:
                 break
@@ -290,7 +292,7 @@ def sync_roster(course: str | None) -> None:
     """Create and update student accounts from the member lists of the LMS courses."""
     from quizapp.lti import roster
     from quizapp.lti.http import TimeoutSession
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services import ServiceError
 
     app = _app()
@@ -298,9 +300,9 @@ def sync_roster(course: str | None) -> None:
     with app.app_context(), TimeoutSession() as http:
         try:
             rows = (
-                [roster.find_context(db.session, course)]
+                [roster.find_context(current_session(), course)]
                 if course
-                else roster.syncable_contexts(db.session)
+                else roster.syncable_contexts(current_session())
             )
         except ServiceError as err:
             raise click.ClickException(err.message) from None
@@ -310,7 +312,7 @@ def sync_roster(course: str | None) -> None:
         key = _key_getter(app)
         for ctx in [(c.id, c.title or c.context_id) for c in rows]:
             try:
-                result = roster.sync_roster(db.session, ctx[0], key, http)
+                result = roster.sync_roster(current_session(), ctx[0], key, http)
             except ServiceError as err:
                 click.echo(f"{ctx[1]}: {err.message}", err=True)
                 failed += 1
@@ -328,10 +330,10 @@ def rotate_key() -> None:
     """Make a new key pair for the tool (the LMS picks it up from /lti/jwks by itself)."""
     from quizapp.lti import keys
     from quizapp.lti.http import forget_tokens
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     app = _app()
     with app.app_context():
-        key = keys.rotate_key(db.session, app.config["SECRET_KEY"])
+        key = keys.rotate_key(current_session(), app.config["SECRET_KEY"])
     forget_tokens()
     click.echo(f"New tool key {key.kid}; the old one is no longer published.")

@@ -29,11 +29,13 @@ def _upgrade(app: Any) -> None:
 
 def _sync(app: Any, path: Path | None, seeds: int | None = None) -> Any:
     from quizapp import services
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
     with app.app_context():
-        report = services.sync_folder(db.session, root, app.config["QUIZAPP_TIMEZONE"], seeds=seeds)
+        report = services.sync_folder(
+            current_session(), root, app.config["QUIZAPP_TIMEZONE"], seeds=seeds
+        )
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
@@ -46,7 +48,7 @@ class _GunicornApp:
     def __new__(cls, app: Any, options: dict[str, Any]) -> Any:
         from gunicorn.app.base import BaseApplication
 
-        class Application(BaseApplication):  # type: ignore[misc]
+        class Application(BaseApplication):
             def load_config(self) -> None:
                 for key, value in options.items():
                     if key in self.cfg.settings and value is not None:
@@ -256,7 +258,7 @@ def create_user(
 ) -> None:
     """Create a user NAME (prompts for the password unless --password-stdin)."""
     from quizapp import services
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
@@ -267,7 +269,7 @@ def create_user(
     with app.app_context():
         try:
             user = services.create_user(
-                db.session, name, password, role=role, display_name=display_name, email=email
+                current_session(), name, password, role=role, display_name=display_name, email=email
             )
         except services.ServiceError as err:
             raise click.ClickException(err.message) from None
@@ -284,12 +286,12 @@ def set_password(name: str, password_stdin: bool) -> None:
     is the way to reset a password (reset links are for students only).
     """
     from quizapp import services
-    from quizapp.models import db
+    from quizapp.models import current_session
 
     app = _app()
     _upgrade(app)
     with app.app_context():
-        user = services.find_user(db.session, name)
+        user = services.find_user(current_session(), name)
         if user is None:
             raise click.ClickException(f"There is no user {name!r}.")
         if password_stdin:
@@ -297,7 +299,7 @@ def set_password(name: str, password_stdin: bool) -> None:
         else:
             password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
         try:
-            user = services.set_password(db.session, user.id, password)
+            user = services.set_password(current_session(), user.id, password)
         except services.ServiceError as err:
             raise click.ClickException(err.message) from None
         click.echo(

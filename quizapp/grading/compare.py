@@ -70,7 +70,8 @@ def tolerance_bound(expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     check_tolerance(tolerance)
     if tolerance.mode == "relabs":
         return tolerance.atol + tolerance.rtol * e
-    digits = int(tolerance.digits)  # type: ignore[arg-type]
+    digits = tolerance.digits
+    assert isinstance(digits, int)  # check_tolerance: the digit modes have an integer
     if tolerance.mode == "decdig":
         return np.full(e.shape, DIGITS_FACTOR * 10.0**-digits)
     # The magnitude of e, read as if e were a few ulps larger: a key computed as

@@ -69,7 +69,12 @@ def align_shape(answer: np.ndarray, expected_shape: tuple[int, ...]) -> np.ndarr
 def _plain(arr: np.ndarray) -> Any:
     if arr.ndim == 0:
         return float(arr)
-    return np.where(np.isnan(arr), None, arr).tolist() if np.isnan(arr).any() else arr.tolist()
+    blank = np.isnan(arr)
+    if not blank.any():
+        return arr.tolist()
+    cells = arr.astype(object)
+    cells[blank] = None
+    return cells.tolist()
 
 
 _UNBRACKETED_SCALAR = re.compile(r"[^\[\]\n;\t]*\Z")
@@ -271,13 +276,12 @@ def _rows(flat: list[Any], shape: tuple[int, ...]) -> list[list[Any]]:
 def _plain_values(flat: list[float], shape: tuple[int, ...], blanks: bool) -> Any:
     """``_plain`` of an array given as its flat list of values: a float for 0-D, a list for 1-D,
     rows for 2-D; NaN (a blank, possible only when ``blanks``) becomes ``None``."""
-    if blanks:
-        flat = [None if v != v else v for v in flat]
+    values: list[Any] = [None if v != v else v for v in flat] if blanks else flat
     if not shape:
-        return flat[0]
+        return values[0]
     if len(shape) == 1:
-        return flat
-    return _rows(flat, shape)
+        return values
+    return _rows(values, shape)
 
 
 def _is_transposed(

@@ -899,7 +899,7 @@ def _split_top_level(line: str, sep: str) -> list[str]:
 
 def _rows_of(body: str) -> list[str]:
     """Rows separated by newlines or ';'; blank rows dropped."""
-    rows = []
+    rows: list[str] = []
     for line in body.split("\n"):
         rows.extend(part for part in _split_top_level(line, ";") if part.strip())
     return rows

@@ -379,7 +379,7 @@ def _regrade_in_transaction(
             first_variants[user_id] = variant_id
         subs = subs_by_variant.get(variant_id, [])
         username = usernames.get(user_id, "?")
-        stored = services.stored_variant(_RecordHolder(variant_id, ex_id, stored_record))
+        stored = services.stored_variant(_RecordHolder(variant_id, number, ex_id, stored_record))
         kind = str(stored_record.get("kind", exercise.kind))
         try:
             keyed = current.rekey(stored, kind)
@@ -511,7 +511,7 @@ def _regrade_in_transaction(
     for keys in ({"vid", "finished_at"}, {"vid", "finished_at", "record", "page", "rekeyed_at"}):
         batch = [u for u in variant_updates if set(u) == keys and not dry_run]
         if batch:
-            values = {k: bindparam(k) for k in keys - {"vid"}}
+            values: dict[str, Any] = {k: bindparam(k) for k in keys - {"vid"}}
             session.execute(update(vt).where(vt.c.id == bindparam("vid")).values(**values), batch)
 
     for p in session.scalars(select(Progress).where(Progress.exercise_id == ex_id)):
@@ -559,9 +559,11 @@ def _regrade_in_transaction(
 
 @dataclass
 class _RecordHolder:
-    """What :func:`services.stored_variant` reads of a variant row: its id, exercise and record."""
+    """What :func:`services.stored_variant` reads of a variant row (``services.StoredRecord``):
+    its id, variant number, exercise and record."""
 
     id: int
+    variant_number: int
     exercise_id: str
     record: dict[str, Any]
 

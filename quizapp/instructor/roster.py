@@ -293,7 +293,7 @@ def use_reset(session: Session, token: str, password: str) -> User:
     # then finds used_at set; SQLite serializes the two write transactions).  A read then a
     # write let both succeed on PostgreSQL.
     now = utcnow()
-    spent = session.execute(
+    spent = session.execute(  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
         update(PasswordReset)
         .where(
             PasswordReset.id == reset_id,

@@ -169,8 +169,7 @@ def provision(
         )
         session.flush()
         return Provisioned(user, True, True)
-    user = session.get(User, link.user_id)
-    assert user is not None  # lti_users.user_id is a foreign key
+    user = session.get_one(User, link.user_id)  # lti_users.user_id is a foreign key
     changed = False
     if name and user.display_name != name:
         user.display_name, changed = name, True

@@ -108,13 +108,13 @@ def _upsert_pending(
             for lineitem_id, users in by_item.items():
                 ids = sorted(users)
                 for k in range(0, len(ids), 500):
-                    for row in session.scalars(
+                    for found in session.scalars(
                         select(LtiGrade).where(
                             LtiGrade.lineitem_id == lineitem_id,
                             LtiGrade.user_id.in_(ids[k : k + 500]),
                         )
                     ):
-                        existing[(row.lineitem_id, row.user_id)] = row
+                        existing[(found.lineitem_id, found.user_id)] = found
             for pair in wanted:
                 row = existing.get(pair)
                 if row is None:
@@ -529,7 +529,7 @@ def _service(
     data: dict[str, Any] = {"scope": c.scopes}
     if lineitems_url:
         data["lineitems"] = lineitems_url
-    return AssignmentsGradesService(connector, data)  # type: ignore[arg-type]
+    return AssignmentsGradesService(connector, data)  # type: ignore[arg-type]  # pylti1p3's TypedDict allows 4 scope literals; ours are the platform's strings
 
 
 def _lineitem_url(session: Session, connector: Connector, c: _Claimed, now: datetime) -> str:
@@ -541,7 +541,7 @@ def _lineitem_url(session: Session, connector: Connector, c: _Claimed, now: date
         return c.lineitem_url
     services.begin_write(session)
     try:
-        took = session.execute(
+        took = session.execute(  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
             update(LtiLineItem)
             .where(
                 LtiLineItem.id == c.lineitem_id,
@@ -770,6 +770,7 @@ def deliver_due(
                 fail(c, url, score)
                 batch_failure = url if url.whole_batch else None
                 continue
+            assert isinstance(url, str)  # neither deferred nor failed: the line item's URL
             grade = (
                 Grade()
                 .set_score_given(score.given)

@@ -36,7 +36,7 @@ class TimeoutSession(requests.Session):
         self.timeout = timeout
         self.headers["User-Agent"] = USER_AGENT
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("timeout", self.timeout)
         return super().request(method, url, *args, **kwargs)
 
@@ -140,7 +140,7 @@ class Connector(ServiceConnector):
 
     def make_service_request(
         self, scopes: Sequence[str], url: str, *args: Any, **kwargs: Any
-    ) -> Any:  # type: ignore[override]
+    ) -> Any:
         """pylti1p3's request; a 401 drops the cached token so that the next try gets a new one."""
         try:
             return super().make_service_request(scopes, url, *args, **kwargs)

@@ -173,7 +173,7 @@ class CookieJar(CookieService):
         )
 
 
-class DatabaseStorage(LaunchDataStorage):  # type: ignore[type-arg]
+class DatabaseStorage(LaunchDataStorage):
     """pylti1p3's launch data storage on ``lti_launch_data``: shared by every host, values
     expire, and :meth:`consume` deletes a value as it reads it (single-use nonces).  Keys are
     not tied to a browser cookie (``get_session_cookie_name`` is None): the browser binding is
@@ -220,7 +220,7 @@ class DatabaseStorage(LaunchDataStorage):  # type: ignore[type-arg]
         every host: the DELETE is atomic)."""
         services.begin_write(self._session)
         try:
-            gone = self._session.execute(
+            gone = self._session.execute(  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
                 delete(LtiLaunchData).where(
                     LtiLaunchData.key == self._prepare_key(key),
                     LtiLaunchData.expires_at > utcnow(),
@@ -255,7 +255,7 @@ class Sessions(SessionService):
         self.data_storage.set_value(self._get_key(state), params, exp=NONCE_LIFETIME)
 
 
-class _UrlRedirect(Redirect):  # type: ignore[type-arg]
+class _UrlRedirect(Redirect):
     def __init__(self, url: str) -> None:
         self._url = url
 
@@ -272,7 +272,7 @@ class _UrlRedirect(Redirect):  # type: ignore[type-arg]
         return self._url
 
 
-class _Login(OIDCLogin):  # type: ignore[type-arg]
+class _Login(OIDCLogin):
     def get_redirect(self, url: str) -> _UrlRedirect:
         return _UrlRedirect(url)
 
@@ -394,7 +394,7 @@ def _claims_of(id_token: str) -> dict[str, Any]:
         return {}
 
 
-class _Launch(MessageLaunch):  # type: ignore[type-arg]
+class _Launch(MessageLaunch):
     """pylti1p3's message launch with the checks in the order of the module docstring and
     messages that say what to do."""
 
@@ -442,7 +442,7 @@ class _Launch(MessageLaunch):  # type: ignore[type-arg]
         return self
 
     def validate_registration(self) -> _Launch:
-        body = self._jwt.get("body", {})
+        body: Mapping[str, Any] = self._jwt.get("body", {})
         iss = body.get("iss")
         if not isinstance(iss, str) or not iss:
             raise LaunchRefused("The id_token has no 'iss' claim (the LMS's issuer).")
@@ -605,7 +605,7 @@ class _Launch(MessageLaunch):  # type: ignore[type-arg]
 
     # -- 5. deployment --------------------------------------------------------------------
     def validate_deployment(self) -> _Launch:
-        body = self._jwt.get("body", {})
+        body: Mapping[str, Any] = self._jwt.get("body", {})
         dep = body.get(DEPLOYMENT_ID)
         if not isinstance(dep, str) or not dep:
             raise LaunchRefused(f"The id_token has no '{DEPLOYMENT_ID}' claim.")
@@ -623,7 +623,7 @@ class _Launch(MessageLaunch):  # type: ignore[type-arg]
 
     # -- 6. claims of the message type ----------------------------------------------------
     def validate_message(self) -> _Launch:
-        body = self._jwt.get("body", {})
+        body: Mapping[str, Any] = self._jwt.get("body", {})
         kind = body.get(MESSAGE_TYPE)
         if kind not in (RESOURCE_LAUNCH, DEEP_LINK_LAUNCH):
             raise LaunchRefused(
@@ -717,7 +717,8 @@ class LaunchResult:
 
 def _target(claims: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(quiz id, exercise id) named by the custom claim or the target link's query."""
-    custom = claims.get(CUSTOM) if isinstance(claims.get(CUSTOM), dict) else {}
+    raw = claims.get(CUSTOM)
+    custom = raw if isinstance(raw, dict) else {}
     quiz = custom.get(CUSTOM_QUIZ) or custom.get("quiz")
     exercise = custom.get(CUSTOM_EXERCISE) or custom.get("exercise")
     if not quiz and not exercise and isinstance(claims.get(TARGET_LINK_URI), str):
@@ -846,7 +847,8 @@ def _record_launch(
                 LtiLineItem.context_id == ctx.id, LtiLineItem.resource_id == rid
             )
         )
-        ags = claims.get(AGS_ENDPOINT) if isinstance(claims.get(AGS_ENDPOINT), dict) else {}
+        raw_ags = claims.get(AGS_ENDPOINT)
+        ags = raw_ags if isinstance(raw_ags, dict) else {}
         own = ags.get("lineitem") if isinstance(ags.get("lineitem"), str) else None
         if item is None and (own or ctx.lineitems_url):
             item = LtiLineItem(context_id=ctx.id, resource_id=rid)
@@ -955,7 +957,8 @@ def _stored_launch(
         session,
     )
     launch.set_launch_id(launch_id).set_auto_validation(enable=False)
-    launch.set_jwt({"body": body}).set_restored()  # type: ignore[arg-type]
+    # The stored claims are the id_token's body (validated at launch), kept as a plain dict.
+    launch.set_jwt({"body": body}).set_restored()  # type: ignore[typeddict-item]  # pylti1p3 wants its TLaunchData TypedDict
     launch.validate_registration()
     return launch, body
 

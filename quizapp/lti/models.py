@@ -46,14 +46,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from quizapp.models import User, UTCDateTime, db, utcnow
+from quizapp.models import Model, User, UTCDateTime, utcnow
 
 #: Longest id accepted from a platform (issuer, client id, deployment id, sub, context id,
 #: resource link id).  The specification limits ``sub`` to 255 ASCII characters.
 LTI_ID_MAX = 255
 
 
-class LtiKey(db.Model):
+class LtiKey(Model):
     """A key pair of the tool: ``kid`` (the JWK thumbprint, RFC 7638), the public JWK, the
     private key as PEM encrypted with Fernet (``quizapp.lti.keys``)."""
 
@@ -67,7 +67,7 @@ class LtiKey(db.Model):
     retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
 
 
-class LtiRegistration(db.Model):
+class LtiRegistration(Model):
     """The tool as registered in one platform (an LMS), by ``issuer`` and ``client_id``."""
 
     __tablename__ = "lti_registrations"
@@ -91,7 +91,7 @@ class LtiRegistration(db.Model):
     )
 
 
-class LtiDeployment(db.Model):
+class LtiDeployment(Model):
     """A deployment id accepted for a registration (the tool installed in an account/course)."""
 
     __tablename__ = "lti_deployments"
@@ -104,7 +104,7 @@ class LtiDeployment(db.Model):
     registration: Mapped[LtiRegistration] = relationship(back_populates="deployments")
 
 
-class LtiLaunchData(db.Model):
+class LtiLaunchData(Model):
     """A short-lived value of the OIDC flow (nonce, state parameters, launch data) by key."""
 
     __tablename__ = "lti_launch_data"
@@ -114,7 +114,7 @@ class LtiLaunchData(db.Model):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
-class LtiUser(db.Model):
+class LtiUser(Model):
     """Platform user ``sub`` of registration ``registration_id`` is quizapp user ``user_id``."""
 
     __tablename__ = "lti_users"
@@ -130,7 +130,7 @@ class LtiUser(db.Model):
     user: Mapped[User] = relationship()
 
 
-class LtiContext(db.Model):
+class LtiContext(Model):
     """An LMS course (the LTI context) seen in a launch, with the service URLs it offered."""
 
     __tablename__ = "lti_contexts"
@@ -152,7 +152,7 @@ class LtiContext(db.Model):
     registration: Mapped[LtiRegistration] = relationship()
 
 
-class LtiMember(db.Model):
+class LtiMember(Model):
     """``user_id`` belongs to context ``context_id`` (``active`` false once the LMS lists them
     as inactive or deleted); ``roles`` are the LTI role URIs last seen."""
 
@@ -167,7 +167,7 @@ class LtiMember(db.Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class LtiLink(db.Model):
+class LtiLink(Model):
     """Resource link ``resource_link_id`` of a context opens a quiz or one exercise."""
 
     __tablename__ = "lti_links"
@@ -182,7 +182,7 @@ class LtiLink(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class LtiLineItem(db.Model):
+class LtiLineItem(Model):
     """The LMS's grade column for ``resource_id`` (``quiz:<id>`` / ``exercise:<id>``) in a
     context; ``url`` is the line item's id (URL) once found or created."""
 
@@ -202,7 +202,7 @@ class LtiLineItem(db.Model):
     context: Mapped[LtiContext] = relationship()
 
 
-class LtiGrade(db.Model):
+class LtiGrade(Model):
     """A student's grade on a line item: the queue entry and the last score the LMS accepted.
 
     - ``pending``: a send is wanted (after a graded submit, ``send-grades``, a retry);

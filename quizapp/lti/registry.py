@@ -203,7 +203,7 @@ def remove_registration(
             ("registration", delete(LtiRegistration).where(LtiRegistration.id == reg_id)),
         ]
         for name, stmt in steps:
-            result.counts[name] = session.execute(stmt).rowcount or 0
+            result.counts[name] = session.execute(stmt).rowcount or 0  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
         session.commit()
     except BaseException:
         session.rollback()
@@ -211,7 +211,7 @@ def remove_registration(
     return result
 
 
-class DatabaseToolConf(ToolConfAbstract):  # type: ignore[type-arg]
+class DatabaseToolConf(ToolConfAbstract):
     """pylti1p3's tool configuration over ``lti_registrations`` / ``lti_deployments``.
 
     ``key`` gives the tool's key pair (called only when a registration object is built, i.e.
@@ -254,7 +254,7 @@ class DatabaseToolConf(ToolConfAbstract):  # type: ignore[type-arg]
         if row.auth_audience:
             reg.set_auth_audience(row.auth_audience)
         if row.platform_jwks:
-            reg.set_key_set(row.platform_jwks)  # type: ignore[arg-type]
+            reg.set_key_set(row.platform_jwks)  # type: ignore[arg-type]  # pylti1p3 types a JWKS as its TypedDict; ours is the stored JSON object
         return reg
 
     def find_registration_by_issuer(self, iss: str, *args: Any, **kwargs: Any) -> Any:

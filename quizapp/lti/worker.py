@@ -13,6 +13,7 @@ seconds; the LMS's refusals are recorded on the grades themselves (see ``grades`
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -102,7 +103,7 @@ class GradeWorker:
                 with self._sessions() as session:
                     report = deliver_due(
                         session,
-                        lambda s=session: self._key(s),
+                        functools.partial(self._key, session),
                         http,
                         limit=BATCH,
                         jwks_url=self._jwks_url(),

@@ -89,6 +89,7 @@ from quizapp.services.transactions import (
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
     Drawn,
+    StoredRecord,
     VariantState,
     bank_exercise,
     check_quiz_visible,
@@ -174,6 +175,7 @@ __all__ = [
     "revoke_api_token",
     "stored_answer_form",
     "stored_variant",
+    "StoredRecord",
     "submission_rows",
     "submit",
     "sync_bank",

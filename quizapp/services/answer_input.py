@@ -97,7 +97,11 @@ def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
     rows, cols = shape
     ragged = len({len(row) for row in answer}) != 1
     posted = None if ragged else (len(answer), len(answer[0]))
-    got = f"{len(answer)} rows of different lengths" if ragged else f"{posted[0]} × {posted[1]}"
+    got = (
+        f"{len(answer)} rows of different lengths"
+        if posted is None
+        else f"{posted[0]} × {posted[1]}"
+    )
     allowed = {(rows, cols)}
     if form.type == "vector":
         allowed.add((cols, rows))

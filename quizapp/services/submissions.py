@@ -406,7 +406,7 @@ def submit(
     # One Core INSERT, executed here in the write transaction: the same row the ORM's unit of work
     # wrote at commit (tests compare every stored column), at a fraction of its cost; the page
     # shows the values written.
-    new_id = session.execute(_INSERT_SUBMISSION, values).inserted_primary_key[0]
+    new_id = session.execute(_INSERT_SUBMISSION, values).inserted_primary_key[0]  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
     row = SubmissionRow(id=int(new_id), **values)
 
     attempts_used = state.attempts_used + (1 if used else 0)

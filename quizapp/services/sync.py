@@ -152,22 +152,22 @@ def sync_bank(
 
     existing_quizzes = {q.id: q for q in session.scalars(select(Quiz))}
     for quiz in bank.quizzes.values():
-        row = existing_quizzes.get(quiz.id)
-        if row is None:
-            row = Quiz(id=quiz.id, created_at=now)
-            session.add(row)
-        if row.archived:
-            row.archived = False
-        row.title = quiz.title
-        row.description = quiz.description or ""
-        row.position = None if quiz.order is None else int(quiz.order)
-        row.opens_at = quiz.opens
-        row.closes_at = quiz.closes
-        row.late = store_late_periods(getattr(quiz, "late", None) or [])
-        row.timezone = str(getattr(quiz, "timezone", None) or "UTC")
-        if row.content_hash != quiz.content_hash:
-            row.content_hash = quiz.content_hash
-            row.updated_at = now
+        quiz_row = existing_quizzes.get(quiz.id)
+        if quiz_row is None:
+            quiz_row = Quiz(id=quiz.id, created_at=now)
+            session.add(quiz_row)
+        if quiz_row.archived:
+            quiz_row.archived = False
+        quiz_row.title = quiz.title
+        quiz_row.description = quiz.description or ""
+        quiz_row.position = None if quiz.order is None else int(quiz.order)
+        quiz_row.opens_at = quiz.opens
+        quiz_row.closes_at = quiz.closes
+        quiz_row.late = store_late_periods(getattr(quiz, "late", None) or [])
+        quiz_row.timezone = str(getattr(quiz, "timezone", None) or "UTC")
+        if quiz_row.content_hash != quiz.content_hash:
+            quiz_row.content_hash = quiz.content_hash
+            quiz_row.updated_at = now
         report.quizzes.append(quiz.id)
     session.flush()
 

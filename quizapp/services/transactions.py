@@ -10,7 +10,7 @@ import random
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, scoped_session
@@ -116,7 +116,7 @@ def retry_conflicts(fn: F) -> F:
         finally:
             _retrying.reset(token)
 
-    return run  # type: ignore[return-value]
+    return cast(F, run)  # functools.wraps keeps the signature; mypy types it as _Wrapped
 
 
 def commit_keeping_loaded(session: Session) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
@@ -108,7 +108,21 @@ def draw_variant(exercise: BankExercise, seed: int, revision: int | None = None)
     return Drawn(record, page, used, failures, generator)
 
 
-def stored_variant(variant: Variant) -> BankVariant:
+class StoredRecord(Protocol):
+    """What :func:`stored_variant` reads of a variant: a ``Variant`` row, or the columns of one
+    selected alone (a regrade reads no ORM objects)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def variant_number(self) -> int: ...
+    @property
+    def exercise_id(self) -> str: ...
+    @property
+    def record(self) -> dict[str, Any]: ...
+
+
+def stored_variant(variant: StoredRecord) -> BankVariant:
     """The variant as it was drawn when created (``variants.record``, thawed): what every submit
     and regrade grades against.  Never regenerates.  Raises ``Unavailable`` (logged) if the stored
     record cannot be read (a database edited by hand)."""
@@ -131,7 +145,7 @@ def stored_answer_form(variant: Variant) -> AnswerForm:
         raise _unreadable(variant, exc) from exc
 
 
-def _unreadable(variant: Variant, exc: ValueError) -> Unavailable:
+def _unreadable(variant: StoredRecord, exc: ValueError) -> Unavailable:
     """The error for a stored record that cannot be read (a database edited by hand)."""
     return Unavailable(
         f"The stored variant {variant.id} (variant {variant.variant_number} of "
@@ -172,7 +186,8 @@ def get_exercise_and_variant(
     _check_exercise_id(exercise_id)
     row = session.execute(_EXERCISE_AND_VARIANT, {"eid": exercise_id, "uid": user.id}).first()
     exercise = _live_exercise(row[0] if row is not None else None, False)
-    return exercise, row[1]  # type: ignore[index]
+    assert row is not None  # no row: _live_exercise raised NotFound
+    return exercise, row[1]
 
 
 def _check_exercise_id(exercise_id: object) -> None:
@@ -292,7 +307,7 @@ def create_progress(session: Session, user_id: int, exercise_id: str) -> Progres
     if dialect.name in ("sqlite", "postgresql") and dialect.insert_returning:
         # One statement: the unique (user_id, exercise_id) constraint guards the insert (no
         # savepoint needed).
-        return session.scalar(_insert_progress(dialect.name), params)  # type: ignore[no-any-return]
+        return session.scalar(_insert_progress(dialect.name), params)
     try:
         with session.begin_nested():
             row = Progress(user_id=user_id, exercise_id=exercise_id, current_variant=1)
@@ -310,7 +325,7 @@ def _insert_progress(dialect_name: str) -> Any:
     if dialect_name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]  # the dialects' Insert classes differ, both with on_conflict_do_nothing
     return (
         insert(Progress)
         .values(user_id=bindparam("uid"), exercise_id=bindparam("eid"), current_variant=1)

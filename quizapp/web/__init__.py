@@ -89,7 +89,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(build_config(instance, config))
     configure_logging(app.config["QUIZAPP_LOG_FORMAT"], app.config["QUIZAPP_LOG_LEVEL"])
     _trust_proxies(app)
-    app.json.sort_keys = False  # type: ignore[attr-defined]  # verdict keys in contract order
+    # Verdict keys in contract order.  app.json is a DefaultJSONProvider, typed as its base.
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # Flask types app.json as the base JSONProvider
 
     try:
         db.init_app(app)
@@ -141,7 +142,7 @@ def _trust_proxies(app: Flask) -> None:
 
     n = int(app.config["QUIZAPP_PROXY_FIX"])
     if n:
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask's documented way to wrap the WSGI app
             app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n
         )
 

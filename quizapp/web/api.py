@@ -30,7 +30,7 @@ from werkzeug.exceptions import BadRequest as HTTPBadRequest
 from wtforms import ValidationError
 
 from quizapp import services
-from quizapp.models import Exercise, User, Variant, db
+from quizapp.models import Exercise, User, Variant, current_session
 from quizapp.web import display
 from quizapp.web.auth import sign_in_limits
 from quizapp.web.extensions import limit, limiter
@@ -96,7 +96,7 @@ def authenticated(view: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         token = _bearer_token()
         if token is not None:
-            user = services.user_for_token(db.session, token)
+            user = services.user_for_token(current_session(), token)
             if user is None:
                 raise ApiError(401, "The token is invalid or revoked.")
             g.api_user = user
@@ -117,12 +117,12 @@ def authenticated(view: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _user() -> User:
-    return g.api_user  # type: ignore[no-any-return]
+    return g.api_user
 
 
 def _exercise(quiz_id: str, name: str) -> Exercise:
     try:
-        exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+        exercise = services.get_exercise(current_session(), f"{quiz_id}/{name}")
         services.check_quiz_visible(exercise.quiz, _user())
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
@@ -146,10 +146,10 @@ def token() -> tuple[Response, int]:
     name = body.get("name", "api")
     if not isinstance(name, str):
         raise ApiError(400, "'name' must be text.")
-    user = services.authenticate(db.session, username, password)
+    user = services.authenticate(current_session(), username, password)
     if user is None:
         raise ApiError(401, "Wrong username or password.")
-    return jsonify({"token": services.create_api_token(db.session, user, name)}), 201
+    return jsonify({"token": services.create_api_token(current_session(), user, name)}), 201
 
 
 @bp.route("/token", methods=["DELETE"])
@@ -159,7 +159,7 @@ def revoke_token() -> tuple[Response, int]:
     token = g.get("api_token")
     if not token:
         raise ApiError(400, "Only a bearer token can revoke itself.")
-    services.revoke_api_token(db.session, token)
+    services.revoke_api_token(current_session(), token)
     return jsonify({"revoked": True}), 200
 
 
@@ -174,7 +174,7 @@ def csrf_token() -> Response:
 @authenticated
 def quizzes() -> Response:
     """Visible quizzes with their exercises (id, title, points, attempts, my status)."""
-    summaries = services.quiz_summaries(db.session, _user())
+    summaries = services.quiz_summaries(current_session(), _user())
     return jsonify({"quizzes": [q.to_dict() for q in summaries]})
 
 
@@ -256,7 +256,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
     """The stored variant as the API shows it (never drawn or rendered again)."""
     bank_variant = services.stored_variant(variant)
     page = variant.page
-    state = services.variant_state(db.session, variant)
+    state = services.variant_state(current_session(), variant)
     out: dict[str, Any] = {
         "exercise_id": exercise.id,
         "variant_id": variant.id,
@@ -298,7 +298,7 @@ def variant(quiz_id: str, name: str) -> Response:
     """My current variant of the exercise (created on first request)."""
     exercise = _exercise(quiz_id, name)
     row = services.get_or_create_variant(
-        db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+        current_session(), _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
     )
     return jsonify(_variant_json(exercise, row))
 
@@ -310,7 +310,7 @@ def new_variant(quiz_id: str, name: str) -> tuple[Response, int]:
     exercise = _exercise(quiz_id, name)
     try:
         row = services.new_practice_variant(
-            db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+            current_session(), _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
         )
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
@@ -323,9 +323,9 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     """My submissions on my current variant, oldest first."""
     exercise = _exercise(quiz_id, name)
     row = services.get_or_create_variant(
-        db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+        current_session(), _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
     )
-    subs = services.variant_submissions(db.session, row)
+    subs = services.variant_submissions(current_session(), row)
     return jsonify(
         {
             "variant_number": row.variant_number,
@@ -392,7 +392,7 @@ def submit(quiz_id: str, name: str) -> tuple[Response, int]:
     answer, for_variant = _answer_body()
     try:
         result = services.submit(
-            db.session,
+            current_session(),
             _user(),
             exercise.id,
             answer,
@@ -416,7 +416,7 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
     answer, for_variant = _answer_body()
     try:
         result = services.preview_answer(
-            db.session,
+            current_session(),
             _user(),
             exercise.id,
             answer,
@@ -439,7 +439,7 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
 @authenticated
 def progress() -> Response:
     """My progress per exercise, grouped by quiz, with point totals."""
-    summaries = services.quiz_summaries(db.session, _user())
+    summaries = services.quiz_summaries(current_session(), _user())
     exercises = [dict(e.to_dict(), quiz_id=q.quiz.id) for q in summaries for e in q.exercises]
     return jsonify(
         {

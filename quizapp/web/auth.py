@@ -16,7 +16,7 @@ from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.wrappers import Response
 
 from quizapp import services
-from quizapp.models import db
+from quizapp.models import current_session, db
 from quizapp.web.extensions import (
     DEVICE_COOKIE,
     account_key,
@@ -39,7 +39,7 @@ def _next_target() -> str:
     return target if is_safe_next(target) else url_for("student.home")
 
 
-def sign_in_limits(methods: list[str] | None = None):  # type: ignore[no-untyped-def]
+def sign_in_limits(methods: list[str] | None = None):
     """The failed-sign-in limits of ``POST /login`` and ``POST /api/v1/token`` (shared by both;
     each counts wrong passwords only, see ``failed_login``):
 
@@ -56,7 +56,7 @@ def sign_in_limits(methods: list[str] | None = None):  # type: ignore[no-untyped
     locked for good.
     """
 
-    def apply(view):  # type: ignore[no-untyped-def]
+    def apply(view):
         view = limiter.shared_limit(
             limit("QUIZAPP_LIMIT_LOGIN_ACCOUNT"),
             "login-account",
@@ -107,7 +107,9 @@ def login() -> Response | str:
         return redirect(_next_target())
     form = LoginForm()
     if form.validate_on_submit():
-        user = services.authenticate(db.session, form.username.data or "", form.password.data or "")
+        user = services.authenticate(
+            current_session(), form.username.data or "", form.password.data or ""
+        )
         if user is not None:
             login_user(user, remember=bool(form.remember.data))
             return remember_device(redirect(_next_target()), user.username)
@@ -145,7 +147,7 @@ def register() -> Response | str | tuple[str, int]:
         else:
             try:
                 user = services.create_user(
-                    db.session,
+                    current_session(),
                     form.username.data or "",
                     form.password.data or "",
                     display_name=form.display_name.data or "",
@@ -167,7 +169,7 @@ def logout() -> Response:
     session version is raised, which signs the account out of its other browsers too)."""
     form = EmptyForm()
     if form.validate_on_submit():
-        services.end_sessions(db.session, int(current_user.id), tokens=False)
+        services.end_sessions(current_session(), int(current_user.id), tokens=False)
         logout_user()
         flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))
@@ -219,7 +221,7 @@ def change_password() -> Response | tuple[str, int]:
     remember = bool(request.cookies.get(remember_cookie))
     try:
         user = services.change_password(
-            db.session, user, form.current.data or "", form.password.data or ""
+            current_session(), user, form.current.data or "", form.password.data or ""
         )
     except services.BadRequest as err:
         form.current.errors = [*form.current.errors, err.message]
@@ -239,7 +241,7 @@ def sign_out_everywhere() -> Response:
     """End every session, remember-me cookie and API token of the account, this one too."""
     form = EmptyForm()
     if form.validate_on_submit():
-        services.end_sessions(db.session, int(current_user.id), tokens=True)
+        services.end_sessions(current_session(), int(current_user.id), tokens=True)
         logout_user()
         flash("You are signed out everywhere: every session and API token of yours ended.", "info")
         return redirect(url_for("auth.login"))

@@ -217,8 +217,8 @@ def _sqlite_on_begin(conn: Connection) -> None:
     try:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
     except BaseException:
-        if held:
-            lock.release()  # type: ignore[union-attr]
+        if lock is not None and held:
+            lock.release()
         raise
     if held:
         conn.info[_HELD] = lock

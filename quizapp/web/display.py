@@ -452,18 +452,24 @@ def preview_html(preview: Any, form: Any, choices_html: Any = None) -> Markup:
     return Markup(render_markdown(f"$${_read_latex(value)}$$"))
 
 
+@dataclass(frozen=True)
+class _Pick:
+    """A form and a context, as :func:`quizapp.bank.answers.parse_pick` reads a variant."""
+
+    answer_form: Any
+    context: Any
+
+
 def _pick(form: Any, answer: Any, context: Any = None) -> int | None:
     """The 1-based option (choice) or position (index) ``answer`` picks, or None; ``context``
     is the variant's (an index form without labels takes its count from there)."""
-    from types import SimpleNamespace
-
     from quizapp.bank.answers import parse_pick
     from quizapp.grading import InvalidAnswer
 
     if form.type not in ("choice", "index"):
         return None
     try:
-        return parse_pick(SimpleNamespace(answer_form=form, context=context or {}), answer)
+        return parse_pick(_Pick(form, context or {}), answer)
     except (InvalidAnswer, TypeError, ValueError):
         return None
 

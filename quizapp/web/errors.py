@@ -85,9 +85,9 @@ def register(app: Flask) -> None:
         return resp, code
 
     @app.errorhandler(Exception)
-    def _unexpected(err: Exception) -> tuple[Response | str, int]:
+    def _unexpected(err: Exception) -> tuple[Response | str, int] | HTTPException:
         if isinstance(err, HTTPException):
-            return _http(err)  # type: ignore[return-value]
+            return _http(err)
         if is_conflict(err):  # aborted by the database even after the services' retries
             log.warning("transaction conflict on %s %s: %s", request.method, request.path, err)
             return error_response(
@@ -105,7 +105,7 @@ def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
     stored for the instructor's exercise page.  An instructor sees them on the page too."""
     from flask_login import current_user
 
-    from quizapp.models import db
+    from quizapp.models import current_session
     from quizapp.services.incidents import record_incident
 
     args = request.view_args or {}
@@ -116,7 +116,7 @@ def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
     cause = err.__cause__
     detail = err.message + (f" [{type(cause).__name__}: {cause}]" if cause is not None else "")
     incident = record_incident(
-        db.session,
+        current_session(),
         detail=detail,
         exercise_id=exercise_id,
         user_id=user_id,

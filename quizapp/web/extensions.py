@@ -139,12 +139,12 @@ def failed_login(response: Response) -> bool:
     return response.status_code in (200, 400, 401)
 
 
-def limit(setting: str):  # type: ignore[no-untyped-def]
+def limit(setting: str):
     """A callable giving the limit string stored in config ``setting`` (read per request)."""
     return lambda: current_app.config[setting]
 
 
-class ThreadSafeMemoryStorage(MemoryStorage):  # type: ignore[misc]
+class ThreadSafeMemoryStorage(MemoryStorage):
     """The ``limits`` library's in-memory storage (``memory://``, the default) with its expiry
     timer replaced under a lock.
 
@@ -164,7 +164,7 @@ class ThreadSafeMemoryStorage(MemoryStorage):  # type: ignore[misc]
     def _MemoryStorage__schedule_expiry(self) -> None:  # the parent's private __schedule_expiry
         with self._timer_lock:
             if not self.timer.is_alive():
-                self.timer = threading.Timer(0.01, self._MemoryStorage__expire_events)
+                self.timer = threading.Timer(0.01, self._MemoryStorage__expire_events)  # type: ignore[attr-defined]  # the parent's private __expire_events, by its mangled name
                 self.timer.start()
 
 

@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as WResponse
 
 from quizapp import instructor as inst
 from quizapp import services
-from quizapp.models import Exercise, User, db
+from quizapp.models import Exercise, User, current_session, db
 from quizapp.page import page_markup, render_page
 from quizapp.services import deadlines
 from quizapp.services.incidents import recent_incidents
@@ -59,7 +59,7 @@ def _require_instructor() -> Any:
 
 
 def _me() -> User:
-    return current_user._get_current_object()  # type: ignore[no-any-return]
+    return current_user._get_current_object()
 
 
 def _course_config() -> tuple[inst.CourseConfig, str | None]:
@@ -70,7 +70,7 @@ def _course_config() -> tuple[inst.CourseConfig, str | None]:
 
 
 def _exercise(quiz_id: str, name: str) -> Exercise:
-    return services.get_exercise(db.session, f"{quiz_id}/{name}", include_archived=True)
+    return services.get_exercise(current_session(), f"{quiz_id}/{name}", include_archived=True)
 
 
 def _int_arg(name: str, default: int, lo: int, hi: int) -> int:
@@ -91,7 +91,7 @@ def _quiz_arg() -> str | None:
     if quiz is not None:
         if "\x00" in quiz:  # PostgreSQL refuses NUL in a text parameter (SQLite does not)
             raise services.NotFound(f"There is no quiz {quiz!r}.")
-        inst.get_quiz(db.session, quiz)
+        inst.get_quiz(current_session(), quiz)
     return quiz
 
 
@@ -101,7 +101,7 @@ def _quiz_arg() -> str | None:
 
 @bp.route("/")
 def index() -> str:
-    quizzes = inst.live_quizzes(db.session)
+    quizzes = inst.live_quizzes(current_session())
     exercises = {q.id: [e for e in q.exercises if not e.archived] for q in quizzes}
     students = db.session.query(User).filter(User.role == "student").count()
     return render_template(
@@ -119,12 +119,17 @@ def scoreboard() -> str:
     page = _int_arg("page", 1, 1, 10**6)
     per_page = _int_arg("per_page", PER_PAGE, 1, 500)
     board = inst.scoreboard(
-        db.session, quiz_id=quiz, sort=sort, descending=descending, page=page, per_page=per_page
+        current_session(),
+        quiz_id=quiz,
+        sort=sort,
+        descending=descending,
+        page=page,
+        per_page=per_page,
     )
     return render_template(
         "instructor/scoreboard.html",
         board=board,
-        quizzes=inst.live_quizzes(db.session),
+        quizzes=inst.live_quizzes(current_session()),
         quiz=quiz,
     )
 
@@ -135,8 +140,10 @@ def gradebook() -> str:
     config, problem = _course_config()
     page = _int_arg("page", 1, 1, 10**6)
     per_page = _int_arg("per_page", GRADEBOOK_PER_PAGE, 1, 1000)
-    gb = inst.gradebook(db.session, quiz_id=quiz, config=config, page=page, per_page=per_page)
-    quizzes = inst.live_quizzes(db.session)
+    gb = inst.gradebook(
+        current_session(), quiz_id=quiz, config=config, page=page, per_page=per_page
+    )
+    quizzes = inst.live_quizzes(current_session())
     return render_template(
         "instructor/gradebook.html",
         gb=gb,
@@ -154,7 +161,7 @@ def gradebook_csv() -> Response:
     config, _ = _course_config()
     # Streamed one student at a time (flat memory for any class size); an unknown quiz raises
     # NotFound here, before the first byte.
-    lines = inst.iter_gradebook_csv(db.session, quiz_id=quiz, config=config)
+    lines = inst.iter_gradebook_csv(current_session(), quiz_id=quiz, config=config)
     name = f"gradebook-{quiz}.csv" if quiz else "gradebook.csv"
     resp = Response(stream_with_context(_with_bom(lines)), mimetype="text/csv")
     resp.headers["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -167,7 +174,7 @@ def gradebook_parts_csv() -> Response:
     """The per-part scores of the multi-part exercises (``inst.gradebook_parts_table``)."""
     quiz = _quiz_arg()
     config, _ = _course_config()
-    gb = inst.gradebook(db.session, quiz_id=quiz, config=config)
+    gb = inst.gradebook(current_session(), quiz_id=quiz, config=config)
     text = inst.write_csv(inst.gradebook_parts_table(gb))
     name = f"gradebook-parts-{quiz}.csv" if quiz else "gradebook-parts.csv"
     resp = Response("\ufeff" + text, mimetype="text/csv")
@@ -243,14 +250,14 @@ def bar_chart_svg(bins: list[tuple[str, int]], *, title: str = "Score distributi
 @bp.route("/exercises/<quiz_id>/<name>")
 def exercise(quiz_id: str, name: str) -> str:
     ex = _exercise(quiz_id, name)
-    stats = inst.exercise_statistics(db.session, ex.id)
+    stats = inst.exercise_statistics(current_session(), ex.id)
     return render_template(
         "instructor/exercise.html",
         ex=ex,
         stats=stats,
         chart=bar_chart_svg(stats.histogram, title=f"Best scores on {ex.title}"),
-        regrades=inst.regrade_history(db.session, ex.id),
-        incidents=recent_incidents(db.session, ex.id),
+        regrades=inst.regrade_history(current_session(), ex.id),
+        incidents=recent_incidents(current_session(), ex.id),
         csrf_form=EmptyForm(),
     )
 
@@ -341,7 +348,7 @@ def regrade(quiz_id: str, name: str) -> tuple[str, int]:
     if not form.validate_on_submit():
         abort(400, "The form's security token is missing or expired; reload the page.")
     dry_run = request.form.get("dry_run") == "1"
-    summary = inst.regrade_exercise(db.session, ex.id, dry_run=dry_run, started_by=_me())
+    summary = inst.regrade_exercise(current_session(), ex.id, dry_run=dry_run, started_by=_me())
     return render_template("instructor/regrade.html", ex=ex, summary=summary), 200
 
 
@@ -354,7 +361,7 @@ def regrade_run(regrade_id: int) -> str:
     if run is None:
         abort(404)
     summary = inst.RegradeSummary.from_dict(run.summary or {}, run.id)
-    ex = services.get_exercise(db.session, run.exercise_id, include_archived=True)
+    ex = services.get_exercise(current_session(), run.exercise_id, include_archived=True)
     return render_template("instructor/regrade.html", ex=ex, summary=summary, run=run)
 
 
@@ -364,7 +371,7 @@ def regrade_run(regrade_id: int) -> str:
 
 @bp.route("/students")
 def students() -> str:
-    rows = inst.roster_table(db.session)[1:]
+    rows = inst.roster_table(current_session())[1:]
     users = {u.username: u for u in db.session.query(User).filter(User.role == "student").all()}
     return render_template(
         "instructor/students.html",
@@ -376,17 +383,17 @@ def students() -> str:
 
 @bp.route("/students/<int:user_id>")
 def student(user_id: int) -> str:
-    user, items = inst.student_detail(db.session, user_id)
+    user, items = inst.student_detail(current_session(), user_id)
     ids = [s.id for item in items for _, subs in item.variants for s in subs]
-    live = [e for e in inst.live_exercises(db.session)]
+    live = [e for e in inst.live_exercises(current_session())]
     return render_template(
         "instructor/student.html",
         user=user,
         items=items,
-        history=inst.submission_history(db.session, ids),
+        history=inst.submission_history(current_session(), ids),
         exercises=live,
-        quizzes=[q for q in inst.live_quizzes(db.session) if q.closes_at is not None],
-        dates=deadlines.student_deadlines(db.session, user_id),
+        quizzes=[q for q in inst.live_quizzes(current_session()) if q.closes_at is not None],
+        dates=deadlines.student_deadlines(current_session(), user_id),
         timezone=current_app.config["QUIZAPP_TIMEZONE"],
         csrf_form=EmptyForm(),
         answer_text=inst.answer_text,
@@ -432,14 +439,18 @@ def extension(user_id: int) -> WResponse:
     try:
         if action == "remove":
             if deadlines.remove_extension(
-                db.session, quiz_id, user.username, by=_me(), reason=request.form.get("reason", "")
+                current_session(),
+                quiz_id,
+                user.username,
+                by=_me(),
+                reason=request.form.get("reason", ""),
             ):
                 flash(f"The extension of {quiz_id} is removed.", "success")
             else:
                 flash(f"There was no extension of {quiz_id}.", "info")
         elif action == "extend":
             row = deadlines.set_extension(
-                db.session,
+                current_session(),
                 quiz_id,
                 user.username,
                 request.form.get("until", ""),
@@ -469,7 +480,7 @@ def override(user_id: int) -> WResponse:
     try:
         if action == "remove":
             if deadlines.remove_override(
-                db.session,
+                current_session(),
                 exercise_id,
                 user.username,
                 by=_me(),
@@ -483,7 +494,7 @@ def override(user_id: int) -> WResponse:
                 flash(f"There was no override on {exercise_id}.", "info")
         elif action == "override":
             row = deadlines.set_override(
-                db.session,
+                current_session(),
                 exercise_id,
                 user.username,
                 request.form.get("points", ""),
@@ -517,13 +528,13 @@ def excusal(user_id: int) -> WResponse:
     exercise_id = request.form.get("exercise_id", "")
     action = request.form.get("action", "excuse")
     if action == "remove":
-        if inst.unexcuse(db.session, user_id, exercise_id):
+        if inst.unexcuse(current_session(), user_id, exercise_id):
             flash(f"The excusal from {exercise_id} is removed.", "success")
         else:
             flash(f"There was no excusal from {exercise_id}.", "info")
     elif action == "excuse":
         inst.excuse(
-            db.session, user_id, exercise_id, reason=request.form.get("reason", ""), by=_me()
+            current_session(), user_id, exercise_id, reason=request.form.get("reason", ""), by=_me()
         )
         flash(f"Excused from {exercise_id}: it no longer counts in the totals.", "success")
     else:
@@ -544,7 +555,7 @@ def sign_out_student(user_id: int) -> WResponse:
         abort(404)
     if user.role != "student":
         raise services.Forbidden("Only a student can be signed out from here.")
-    services.end_sessions(db.session, user_id, tokens=True)
+    services.end_sessions(current_session(), user_id, tokens=True)
     flash(f"{user.name} is signed out everywhere; their API tokens are revoked.", "success")
     return redirect(url_for("instructor.student", user_id=user_id))
 
@@ -554,8 +565,10 @@ def reset_link(user_id: int) -> str:
     form = EmptyForm()
     if not form.validate_on_submit():
         abort(400, "The form's security token is missing or expired; reload the page.")
-    token = inst.create_reset_link(db.session, user_id, note="instructor")
+    token = inst.create_reset_link(current_session(), user_id, note="instructor")
     user = db.session.get(User, user_id)
+    if user is None:
+        abort(404, "No such student.")
     return render_template(
         "instructor/links.html",
         links=[
@@ -584,7 +597,7 @@ def roster_import() -> tuple[str, int]:
     except UnicodeDecodeError:
         abort(400, "The roster file must be UTF-8 text (save it as 'CSV UTF-8').")
     try:
-        result = inst.import_roster(db.session, text)
+        result = inst.import_roster(current_session(), text)
     except inst.RosterError as err:
         return render_template("instructor/roster_errors.html", problems=err.problems), 400
     links = [
@@ -625,7 +638,7 @@ def links_csv() -> Response:
 
 @bp.route("/roster.csv")
 def roster_csv() -> Response:
-    return _csv_response(inst.roster_csv(db.session), "roster.csv")
+    return _csv_response(inst.roster_csv(current_session()), "roster.csv")
 
 
 # --------------------------------------------------------------------------------------------
@@ -634,7 +647,7 @@ def roster_csv() -> Response:
 
 @public.route("/reset/<token>", methods=["GET", "POST"])
 def reset(token: str) -> Any:
-    row = inst.find_reset(db.session, token)
+    row = inst.find_reset(current_session(), token)
     if row is None:
         return render_template(
             "errors/error.html",
@@ -651,7 +664,7 @@ def reset(token: str) -> Any:
             error = "The passwords differ."
         else:
             try:
-                user = inst.use_reset(db.session, token, password)
+                user = inst.use_reset(current_session(), token, password)
             except services.ServiceError as err:
                 error = err.message
             else:
@@ -676,8 +689,8 @@ def leaderboard() -> Any:
     if not current_user.is_authenticated:
         return login_manager.unauthorized()
     page = _int_arg("page", 1, 1, 10**6)
-    board = inst.scoreboard(db.session, page=page, per_page=PER_PAGE)
-    mine = inst.scoreboard(db.session, only_user_id=int(current_user.id))
+    board = inst.scoreboard(current_session(), page=page, per_page=PER_PAGE)
+    mine = inst.scoreboard(current_session(), only_user_id=int(current_user.id))
     me = mine.rows[0] if mine.rows else None
     return render_template("instructor/leaderboard.html", board=board, me=me)
 

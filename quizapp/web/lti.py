@@ -55,7 +55,7 @@ from quizapp.lti import launch as flow
 from quizapp.lti.http import TimeoutSession
 from quizapp.lti.models import LtiContext, LtiLineItem, LtiLink, LtiMember, LtiRegistration
 from quizapp.lti.worker import DEFAULT_POLL, GradeWorker
-from quizapp.models import Exercise, Quiz, User, db
+from quizapp.models import Exercise, Quiz, User, current_session, db
 from quizapp.web.extensions import csrf, login_manager
 from quizapp.web.security import CONTENT_SECURITY_POLICY
 
@@ -142,11 +142,11 @@ def _text(value: Any) -> str | None:
 
 def state() -> LtiState:
     """The LMS connection state of the current app."""
-    return current_app.extensions["quizapp_lti"]  # type: ignore[no-any-return]
+    return current_app.extensions["quizapp_lti"]
 
 
 def _key() -> keys.ToolKey:
-    return state().key(db.session)
+    return state().key(current_session())
 
 
 def _http() -> TimeoutSession:
@@ -269,7 +269,7 @@ def _refused(err: flow.LaunchRefused) -> tuple[str, int]:
 def jwks() -> Response:
     """The tool's public keys (JWK set, RFC 7517)."""
     state().note_urls()
-    body = keys.public_jwks(db.session, current_app.config["SECRET_KEY"])
+    body = keys.public_jwks(current_session(), current_app.config["SECRET_KEY"])
     resp = jsonify(body)
     resp.headers["Cache-Control"] = "public, max-age=300"
     return resp
@@ -297,11 +297,14 @@ def login() -> Response | tuple[str, int] | str:
     req = _plain_request()
     params = {k: req.get_param(k) for k in flow.LOGIN_PARAMS if req.get_param(k)}
     try:
-        flow.check_login(db.session, params)
+        flow.check_login(current_session(), params)
         if not req.get_param(CHECKED):
-            go = url_for("lti.login", **params, **{CHECKED: "1"})
+            values: dict[str, Any] = {**params, CHECKED: "1"}
+            go = url_for("lti.login", **values)
             return render_template("lti/cookie_check.html", continue_url=go)
-        start = flow.start_login(db.session, req, url_for("lti.launch", _external=True), _key)
+        start = flow.start_login(
+            current_session(), req, url_for("lti.launch", _external=True), _key
+        )
     except flow.LaunchRefused as err:
         return _refused(err)
     except keys.KeyUnavailable as err:
@@ -310,10 +313,11 @@ def login() -> Response | tuple[str, int] | str:
 
 
 def _new_window_url(state_value: str) -> str | None:
-    params = flow.login_params_for_state(db.session, state_value)
+    params = flow.login_params_for_state(current_session(), state_value)
     if not params:
         return None
-    return url_for("lti.login", **params, **{CHECKED: "1"})
+    values: dict[str, Any] = {**params, CHECKED: "1"}
+    return url_for("lti.login", **values)
 
 
 def _frame_origins(req: flow.PlainRequest, registration_id: int) -> list[str]:
@@ -343,7 +347,7 @@ def launch() -> Response | tuple[str, int] | str:
     state_value = req.get_param("state") or ""
     cookie_missing = state_value and request.cookies.get(f"lti1p3-{state_value}") is None
     if cookie_missing and req.get_param("id_token") and not req.get_param("error"):
-        if flow.login_params_for_state(db.session, state_value) is None:
+        if flow.login_params_for_state(current_session(), state_value) is None:
             # Not a sign-in this tool started and has not finished: replayed, forged or too old
             # (a blocked cookie is told apart: its sign-in is still pending here).
             return _refused(
@@ -366,7 +370,7 @@ def launch() -> Response | tuple[str, int] | str:
             "lti/cookies_blocked.html", new_window=_new_window_url(state_value)
         ), 401
     try:
-        result = flow.validate_launch(db.session, req, _key, _http())
+        result = flow.validate_launch(current_session(), req, _key, _http())
     except flow.LaunchRefused as err:
         return _refused(err)
     except keys.KeyUnavailable as err:
@@ -403,7 +407,7 @@ def quiz(quiz_id: str) -> str | tuple[str, int]:
     if found is None or found.archived:
         abort(404)
     user = current_user._get_current_object()
-    quizzes = services.quiz_summaries(db.session, user, [quiz_id])
+    quizzes = services.quiz_summaries(current_session(), user, [quiz_id])
     return render_template("lti/quiz.html", quiz=found, quizzes=quizzes)
 
 
@@ -431,13 +435,13 @@ def deep_link() -> str | tuple[str, int] | Response:
         abort(403)
     launch_id = _deep_link_id()
     try:
-        wanted = flow.deep_link_request(db.session, launch_id, _key)
+        wanted = flow.deep_link_request(current_session(), launch_id, _key)
     except flow.LaunchRefused as err:
         return _refused(err)
     from quizapp.instructor import live_exercises, live_quizzes
 
-    quizzes = live_quizzes(db.session)
-    exercises = live_exercises(db.session)
+    quizzes = live_quizzes(current_session())
+    exercises = live_exercises(current_session())
     error = None
     if request.method == "POST":
         choices = []
@@ -446,7 +450,7 @@ def deep_link() -> str | tuple[str, int] | Response:
             choices.append((kind, ident))
         try:
             answer = flow.deep_link_answer(
-                db.session, launch_id, choices, url_for("lti.launch", _external=True), _key
+                current_session(), launch_id, choices, url_for("lti.launch", _external=True), _key
             )
         except services.BadRequest as err:
             error = err.message
@@ -498,7 +502,7 @@ def lms() -> str:
     titles.update({e.id: e.title for e in db.session.query(Exercise)})
     return render_template(
         "lti/admin.html",
-        registrations=registry.list_registrations(db.session),
+        registrations=registry.list_registrations(current_session()),
         urls=tool_urls(),
         scopes=toolconfig.SCOPES,
         contexts=contexts,
@@ -506,15 +510,15 @@ def lms() -> str:
         links=links,
         items=items,
         titles=titles,
-        counts=grades.queue_counts(db.session),
-        failed=grades.failed_grades(db.session),
+        counts=grades.queue_counts(current_session()),
+        failed=grades.failed_grades(current_session()),
     )
 
 
 @admin.route("/sync/<int:context_row>", methods=["POST"])
 def sync(context_row: int) -> Response:
     """Roster sync of one course (NRPS)."""
-    result = roster.sync_roster(db.session, context_row, _key, _http())
+    result = roster.sync_roster(current_session(), context_row, _key, _http())
     flash(result.summary(), "error" if result.error else "success")
     return redirect(url_for("lti_admin.lms"))
 
@@ -528,14 +532,14 @@ def send(lineitem_id: int) -> Response:
         abort(404)
     kind, ident = item.resource_id.split(":", 1)
     ids = grades.queue_resource(
-        db.session,
+        current_session(),
         quiz_id=ident if kind == "quiz" else None,
         exercise_id=ident if kind == "exercise" else None,
         force=bool(request.form.get("force")),
         lineitem_ids=[lineitem_id],
     )
     report = grades.deliver_due(
-        db.session, _key, _http(), only=ids, jwks_url=url_for("lti.jwks", _external=True)
+        current_session(), _key, _http(), only=ids, jwks_url=url_for("lti.jwks", _external=True)
     )
     flash(
         f"Grades of {item.resource_id}: {report.summary()}.",
@@ -549,9 +553,9 @@ def send(lineitem_id: int) -> Response:
 @admin.route("/retry", methods=["POST"])
 def retry() -> Response:
     """Send every failed grade again now."""
-    ids = grades.retry_now(db.session)
+    ids = grades.retry_now(current_session())
     report = grades.deliver_due(
-        db.session, _key, _http(), only=ids, jwks_url=url_for("lti.jwks", _external=True)
+        current_session(), _key, _http(), only=ids, jwks_url=url_for("lti.jwks", _external=True)
     )
     flash(
         f"Failed grades sent again: {report.summary()}.",

@@ -119,7 +119,7 @@ def build_part_views(
             answer=answer,
             cells=(v or {}).get("cells"),
             invalid_cell=(v or {}).get("invalid_cell"),
-            check_cells=bool(v) and v.get("status") == "invalid",
+            check_cells=(v or {}).get("status") == "invalid",
             parsed=parsed.get(part.name) if isinstance(answer, str) else None,
         )
         out.append(

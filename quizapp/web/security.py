@@ -7,6 +7,7 @@ denied twice (``frame-ancestors`` for current browsers, ``X-Frame-Options`` for 
 
 from __future__ import annotations
 
+from typing import TypeGuard
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
@@ -17,7 +18,7 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def is_safe_next(target: str | None) -> bool:
+def is_safe_next(target: str | None) -> TypeGuard[str]:
     """True if ``target`` is a same-site relative path (``/...``) safe to redirect to after login.
 
     Rejects absolute URLs, scheme-relative ``//host``, backslash tricks (``/\\host``, which

@@ -18,7 +18,7 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from quizapp import services
-from quizapp.models import Exercise, User, Variant, db
+from quizapp.models import Exercise, User, Variant, current_session
 from quizapp.page import page_markup
 from quizapp.services import deadlines
 from quizapp.web import display, parts_view
@@ -29,20 +29,20 @@ bp = Blueprint("student", __name__)
 
 
 def _user() -> User:
-    return current_user._get_current_object()  # type: ignore[no-any-return]
+    return current_user._get_current_object()
 
 
 @bp.route("/")
 @login_required
 def home() -> str:
-    quizzes = services.quiz_summaries(db.session, _user())
+    quizzes = services.quiz_summaries(current_session(), _user())
     return render_template("student/home.html", quizzes=quizzes)
 
 
 @bp.route("/progress")
 @login_required
 def progress() -> str:
-    quizzes = services.quiz_summaries(db.session, _user())
+    quizzes = services.quiz_summaries(current_session(), _user())
     total = sum(q.points_earned for q in quizzes)
     available = sum(q.points_available for q in quizzes)
     return render_template(
@@ -84,7 +84,7 @@ def render_exercise(
         variant = result.variant
     elif variant is None:
         secret = current_app.config["QUIZAPP_SEED_SECRET"]
-        variant = services.get_or_create_variant(db.session, user, exercise, secret)
+        variant = services.get_or_create_variant(current_session(), user, exercise, secret)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
     form = services.stored_answer_form(variant)
@@ -98,7 +98,7 @@ def render_exercise(
     if result is not None:
         submissions = result.submissions
     else:
-        submissions = list(services.submission_rows(db.session, variant.id))
+        submissions = list(services.submission_rows(current_session(), variant.id))
     state = services.VariantState.of(submissions, exercise.attempts)
     current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
@@ -126,7 +126,7 @@ def render_exercise(
         form_view = display.build_form_view(
             form,
             choices_html=page["choices"],
-            answer=answer,
+            answer=None if isinstance(answer, dict) else answer,  # parts fill no single form
             cells=cells,
             invalid_cell=invalid_cell,
             check_cells=current is not None and current.status == "invalid",
@@ -134,7 +134,7 @@ def render_exercise(
         )
     quiz = exercise.quiz
     now = services.utcnow()
-    schedule = deadlines.student_schedule(db.session, quiz, user)
+    schedule = deadlines.student_schedule(current_session(), quiz, user)
     credit_now = schedule.credit_at(now)
     closed = not user.is_instructor and credit_now is None
     context = {
@@ -163,7 +163,7 @@ def render_exercise(
         # The second pass of the page (issue 15): where the exercise sits in its quiz, the
         # answer preview, the last answer with its marks once the form is gone, picks shown as
         # letters, and where the focus goes after a submit.
-        "position": services.quiz_position(db.session, user, exercise),
+        "position": services.quiz_position(current_session(), user, exercise),
         "preview": preview,
         "preview_url": url_for(
             "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
@@ -248,7 +248,7 @@ def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, in
     via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
     try:
         result = services.preview_answer(
-            db.session,
+            current_session(),
             _user(),
             exercise.id,
             posted if posted is not None else "",
@@ -281,11 +281,13 @@ def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, in
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     # The exercise, its quiz and the student's current variant in one read; the variant is
     # created (drawn and stored) only once the quiz is known to be open.
-    exercise, variant = services.get_exercise_and_variant(db.session, f"{quiz_id}/{name}", _user())
+    exercise, variant = services.get_exercise_and_variant(
+        current_session(), f"{quiz_id}/{name}", _user()
+    )
     services.check_quiz_visible(exercise.quiz, _user())
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     if variant is None:
-        variant = services.get_or_create_variant(db.session, _user(), exercise, secret)
+        variant = services.get_or_create_variant(current_session(), _user(), exercise, secret)
     if request.method == "GET":
         return render_exercise(exercise, variant)
     form = services.stored_answer_form(variant)
@@ -323,7 +325,7 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
         )
     try:
         result = services.submit(
-            db.session,
+            current_session(),
             _user(),
             exercise.id,
             posted,
@@ -344,20 +346,20 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
 @bp.route("/exercises/<quiz_id>/<name>/new-variant", methods=["POST"])
 @login_required
 def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
-    exercise = services.get_exercise(db.session, f"{quiz_id}/{name}")
+    exercise = services.get_exercise(current_session(), f"{quiz_id}/{name}")
     services.check_quiz_visible(exercise.quiz, _user())
     form = EmptyForm()
     if not form.validate_on_submit():
         return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
     try:
         variant: Variant = services.new_practice_variant(
-            db.session, _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
+            current_session(), _user(), exercise, current_app.config["QUIZAPP_SEED_SECRET"]
         )
     except services.Conflict as err:
         # A second click of the same button (the form says after which variant it was shown):
         # the first click made the new variant, so this one lands on it instead of a 409.
         after = request.form.get("after", "")
-        progress = services.get_progress(db.session, _user(), exercise)
+        progress = services.get_progress(current_session(), _user(), exercise)
         if after.isdigit() and progress is not None and progress.current_variant > int(after):
             return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
         return render_exercise(exercise, error=err.message, status=409)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+import numpy as np
+
 from quizapp.bank.formula import fraction_latex
 
 Matrix = list[list[Fraction]]
@@ -36,12 +38,14 @@ def _factor(c: Fraction) -> str:
     return f"{sign}\\tfrac{{{abs(c.numerator)}}}{{{c.denominator}}}"
 
 
-def as_fractions(matrix: Sequence[Sequence[float]]) -> Matrix:
+def as_fractions(matrix: Sequence[Sequence[float]] | np.ndarray) -> Matrix:
     """A matrix of floats (integers or short decimals) as exact fractions."""
     return [[Fraction(float(v)).limit_denominator(10**6) for v in row] for row in matrix]
 
 
-def gauss_jordan(matrix: Sequence[Sequence[float]], left: int) -> list[tuple[str, Matrix]]:
+def gauss_jordan(
+    matrix: Sequence[Sequence[float]] | np.ndarray, left: int
+) -> list[tuple[str, Matrix]]:
     """Reduce ``matrix`` (its first ``left`` columns square and invertible) to ``[I | ...]``.
 
     Returns one ``(operations, matrix after them)`` per pivot column: the row operations in

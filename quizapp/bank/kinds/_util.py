@@ -6,7 +6,7 @@ Not a kind module: it registers nothing.  Pure (NumPy and pydantic only).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, overload
 
 import numpy as np
 from pydantic import AfterValidator, Field
@@ -67,7 +67,13 @@ def draw(rng: np.random.Generator, make: Callable[[], T | None], what: str) -> T
     )
 
 
-def ints(rng: np.random.Generator, r: Sequence[int], shape: Any = None) -> np.ndarray:
+@overload
+def ints(rng: np.random.Generator, r: Sequence[int], shape: None = None) -> int: ...
+@overload
+def ints(
+    rng: np.random.Generator, r: Sequence[int], shape: int | tuple[int, ...]
+) -> np.ndarray: ...
+def ints(rng: np.random.Generator, r: Sequence[int], shape: Any = None) -> np.ndarray | int:
     """Integers drawn uniformly from the inclusive range ``r`` (int64 array, or int if no shape)."""
     out = rng.integers(r[0], r[1] + 1, size=shape)
     return out if shape is not None else int(out)

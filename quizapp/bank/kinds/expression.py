@@ -51,7 +51,15 @@ from quizapp.bank.schema import (
     VariableSpec,
 )
 from quizapp.bank.template import TemplateError, render
-from quizapp.bank.types import AnswerForm, Generated, Kind, KindParams, Part, SolutionStep
+from quizapp.bank.types import (
+    AnswerForm,
+    AnswerType,
+    Generated,
+    Kind,
+    KindParams,
+    Part,
+    SolutionStep,
+)
 
 #: Draws tried before a ``require`` that never holds is reported (a bound, never a hang).
 MAX_TRIES = 1000
@@ -68,7 +76,7 @@ def _blame(exc: BaseException, *field: Any) -> BaseException:
     ``("answer",)``, ``("answer_form",)``) so that validation and ``check`` can point at its line;
     an already tagged exception keeps its field."""
     if getattr(exc, "field", None) is None:
-        exc.field = tuple(field)  # type: ignore[attr-defined]
+        exc.field = tuple(field)  # type: ignore[attr-defined]  # any exception may be tagged; read with getattr
     return exc
 
 
@@ -148,14 +156,15 @@ def answer_form_for(expected: Any, spec: ExpressionSpec | PartSpec) -> AnswerFor
     """The answer form: from ``answer_form`` if given (checked against the answer's shape), else
     scalar/vector/matrix by the answer's dimension, with a shape-revealing grid."""
     arr = np.asarray(expected)
-    inferred = {0: "scalar", 1: "vector", 2: "matrix"}[arr.ndim]
+    by_ndim: dict[int, AnswerType] = {0: "scalar", 1: "vector", 2: "matrix"}
+    inferred = by_ndim[arr.ndim]
     form = spec.answer_form
     if form is not None and form.type is not None and form.type != inferred:
         raise ExpressionError(
             f"answer_form.type is {form.type} but the answer is a {inferred} (shape {arr.shape})"
         )
     return AnswerForm(
-        type=inferred,  # type: ignore[arg-type]
+        type=inferred,
         shape=tuple(arr.shape),
         show_shape=form.show_shape if form else True,
         row_labels=form.row_labels if form else None,

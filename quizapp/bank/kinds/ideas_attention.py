@@ -138,7 +138,8 @@ class CausalAttention(Kind):
         p = _p(self, params)
         Q, K, V, W, ctx = _draw_causal(rng, p.tokens, p.d, p.entries, p.decimals, p.value_entries)
         assert V is not None
-        out = linalg.causal_attention(Q, K, V)[0]
+        out, _ = linalg.causal_attention(Q, K, V)
+        assert out is not None  # V is given
         toks = pick_tokens(rng, p.tokens)
         S = linalg.scaled_scores(Q, K)
         r = p.decimals + 2
@@ -210,9 +211,11 @@ class CausalChoice(Kind):
         Q, K, _, W, ctx = _draw_causal(rng, p.tokens, p.d, p.entries, 2)
         toks = pick_tokens(rng, p.tokens)
 
-        M = {
-            c: mistaken_value(c, ctx) for c in ("no_mask", "mask_after_softmax", "mask_transposed")
-        }
+        M: dict[str, np.ndarray] = {}
+        for c in ("no_mask", "mask_after_softmax", "mask_transposed"):
+            value = mistaken_value(c, ctx)
+            assert value is not None, c  # every causal mistake applies to a causal context
+            M[c] = value
 
         def shown(a: np.ndarray) -> str:
             return latex_matrix(np.round(a, 2) + 0.0)
