@@ -46,7 +46,12 @@ def test_lms_score_matches_totals_and_gradebook(tmp_path: Path, db_url: str) -> 
         assert lms_score(db.session, ids[0], resource_id(quiz_id=QUIZ)) is None
         for user in users[:3]:
             for ex in rng.sample(list(exercises), 4):
-                services.submit(db.session, user, ex.id, "1", seed_secret=secret)
+                shown = services.stored_variant(
+                    services.get_or_create_variant(db.session, user, ex, secret)
+                )
+                # "1" for the answer, or for every part of a multi-part exercise
+                answer = {p.name: "1" for p in shown.parts} if shown.parts else "1"
+                services.submit(db.session, user, ex.id, answer, seed_secret=secret)
         # s0 solves the 2x2 system (full points there).
         two = db.session.get(Exercise, TWO)
         v = services.stored_variant(
