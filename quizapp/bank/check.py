@@ -48,7 +48,7 @@ REPORT_SAME = 3
 #: (:func:`sample_problems`).  An exercise that fails for a share ``p`` of its seeds passes all of
 #: them with probability ``(1 - p) ** 20``: below 1e-6 for ``p >= 0.5`` (``A ** 1000`` failed for
 #: 21 of 30 students), 0.3 % for ``p = 0.25``, 12 % for ``p = 0.1``.  Rarer failures are for
-#: ``quizapp check`` (CI: ``--seeds 6000 --jobs 0``) to find.  About 1.6 ms per seed (generate + self-grade).
+#: ``quizapp check`` (CI: ``--seeds 2000 --jobs 0``) to find.  About 1.6 ms per seed (generate + self-grade).
 SAMPLE_SEEDS = 20
 #: Checking stops when this many first seeds all fail to generate.
 STOP_AFTER = 5
