@@ -682,6 +682,23 @@ def test_the_api_gives_times_with_the_course_zone_offset(app) -> None:
     assert quiz["open"] is False  # the real clock is past all of it
 
 
+def test_the_api_gives_submission_and_activity_times_with_the_course_zone_offset(app) -> None:
+    when = datetime(2026, 11, 5, 18, 30, tzinfo=UTC)  # 12:30 in Chicago (CST, UTC-06:00)
+    with app.app_context():
+        _submit("fay", "2, 5", when)
+        token = services.create_api_token(db.session, _user("fay"), "t")
+    client = app.test_client()
+    auth = {"Authorization": f"Bearer {token}"}
+    subs = client.get(f"/api/v1/exercises/{DECK}/submissions", headers=auth).get_json()
+    assert [s["created_at"] for s in subs["submissions"]] == ["2026-11-05T12:30:00-06:00"]
+    progress = client.get("/api/v1/progress", headers=auth).get_json()
+    (mine,) = [e for e in progress["exercises"] if e["id"] == DECK]
+    assert mine["last_activity"] == "2026-11-05T12:30:00-06:00"
+    quizzes = client.get("/api/v1/quizzes", headers=auth).get_json()["quizzes"]
+    (listed,) = [e for q in quizzes for e in q["exercises"] if e["id"] == DECK]
+    assert listed["last_activity"] == "2026-11-05T12:30:00-06:00"
+
+
 def _sign_in(app, name: str):
     client = app.test_client()
     page = client.get("/login").get_data(as_text=True)

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import event, select
 from test_instructor_support import (
     DECK,
+    SEED_SECRET,
     TRANSPOSE,
     TWO,
     add_user,
@@ -32,8 +33,9 @@ from test_instructor_support import (
 )
 
 from quizapp import instructor as inst
+from quizapp import services
 from quizapp.bank import load_bank
-from quizapp.models import Progress, Variant, db
+from quizapp.models import Exercise, Progress, Variant, db
 from quizapp.models_instructor import Excusal, Regrade, VerdictHistory
 
 Q1 = "01-linear-systems"
@@ -505,6 +507,39 @@ def test_regrade_after_fixing_a_wrong_answer_key_uses_the_numbers_each_student_s
     with app.app_context():
         again = inst.regrade_exercise(db.session, MAPS_BACK)
     assert again.changed == 0 and again.progress_changes == [] and again.rekeyed == 0
+
+
+def test_a_regrade_that_takes_back_a_solve_brings_the_student_back_from_practice(app) -> None:
+    """ana solved her graded variant under a wrong key and moved on to a practice variant; the
+    regrade with the fixed key takes the solve back: her current variant is her graded one again
+    (2 attempts left), not the practice one that does not count."""
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: 2 * (transpose(A) @ y)")
+    add_user(app, "ana")
+    values = variant_values(app, "ana", MAPS_BACK)
+    right = np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+    assert submit(app, "ana", MAPS_BACK, text_of(2 * right), at(1)).verdict["status"] == "correct"
+    with app.app_context():
+        user = services.find_user(db.session, "ana")
+        exercise = db.session.get(Exercise, MAPS_BACK)
+        practice = services.new_practice_variant(db.session, user, exercise, SEED_SECRET)
+        assert practice.variant_number == 2
+    _edit(app, MAPS_BACK, "answer: 2 * (transpose(A) @ y)", "answer: transpose(A) @ y")
+    with app.app_context():
+        inst.regrade_exercise(db.session, MAPS_BACK)
+        db.session.commit()
+    with app.app_context():
+        user = services.find_user(db.session, "ana")
+        exercise = db.session.get(Exercise, MAPS_BACK)
+        current = services.get_or_create_variant(db.session, user, exercise, SEED_SECRET)
+        assert current.variant_number == 1
+        assert services.variant_state(db.session, current).attempts_left == 2
+    result = submit(app, "ana", MAPS_BACK, text_of(right), at(2))
+    assert result.verdict["status"] == "correct"
+    with app.app_context():
+        progress = db.session.scalars(
+            select(Progress).where(Progress.exercise_id == MAPS_BACK)
+        ).one()
+        assert progress.best_points == 10.0
 
 
 def test_regrade_does_not_follow_new_numbers_in_the_yaml(app) -> None:

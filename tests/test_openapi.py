@@ -218,11 +218,12 @@ def test_real_responses_match_the_documented_schemas(app, spec: dict[str, Any]) 
             "POST", _exercise_path(steps, "preview"), PREVIEW, json={"parts": parts}
         )
         assert (code, read["status"], set(read["parts"])) == (200, status, {"S"}), read
-    for parts in (  # wrong (no variant has such scores; W matches no S given): no points
-        {"S": "1e9 0 0; 0 0 0"},
-        {"S": [["2e9", "0", "0"], ["0", "0", "0"]], "W": "0.2 0.3 0.5; 0.5 0.3 0.2"},
-        {"S": "3e9 0 0; 0 0 0", "W": "0.1 0.1 0.8; 0.8 0.1 0.1"},
-        {"S": "4e9 0 0; 0 0 0"},
+    for parts in (  # wrong in every cell (no variant has such scores, no weight is 2 or 3, so
+        # W matches no S given either): no points, whatever the variant
+        {"S": "1e9 1e9 1e9; 1e9 1e9 1e9"},
+        {"S": [["2e9"] * 3, ["2e9"] * 3], "W": "2 2 2; 2 2 2"},
+        {"S": "3e9 3e9 3e9; 3e9 3e9 3e9", "W": "3 3 3; 3 3 3"},
+        {"S": "4e9 4e9 4e9; 4e9 4e9 4e9"},
     ):
         status, result = api.call(
             "POST", _exercise_path(steps, "submissions"), SUBS, json={"parts": parts}

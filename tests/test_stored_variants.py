@@ -187,7 +187,7 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     )
     body = stale.get_data(as_text=True)
     assert stale.status_code == 409
-    assert "no longer your current one" in body and "used no attempt" in body
+    assert "not the one you are working on now" in body and "used no attempt" in body
     assert f'name="variant" value="{second_id}"' in body  # the current variant is shown
     assert len(stored_submissions(app)) == 1
     # A variant field that is no variant id is refused too, without grading.
@@ -203,7 +203,9 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     headers = {"Authorization": f"Bearer {token}"}
     url = f"/api/v1/exercises/{TWO}/submissions"
     refused = api.post(url, json={"answer": "1, 2", "variant_id": int(first_id)}, headers=headers)
-    assert refused.status_code == 409 and "no longer your current one" in refused.json["error"]
+    assert (
+        refused.status_code == 409 and "not the one you are working on now" in refused.json["error"]
+    )
     assert (
         api.post(url, json={"answer": "1, 2", "variant_id": "x"}, headers=headers).status_code
         == 400

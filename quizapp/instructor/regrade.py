@@ -372,6 +372,7 @@ def _regrade_in_transaction(
     history: list[dict[str, Any]] = []
     variant_updates: list[dict[str, Any]] = []
     first_variants: dict[int, int] = {}
+    open_again: dict[int, bool] = {}  # variant id -> finished before, not after (attempts left)
     first_keyed: dict[int, Any] = {}  # user id -> their variant 1 as keyed (multi-part only)
     new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
     for variant_id, user_id, number, stored_record, stored_page, finished_at in variants:
@@ -463,6 +464,7 @@ def _regrade_in_transaction(
                     }
                 )
         finished = _finished_at(subs, attempts)
+        open_again[variant_id] = finished is None and finished_at is not None
         if rekeyed or finished != finished_at:
             change: dict[str, Any] = {"vid": variant_id, "finished_at": finished}
             if rekeyed:
@@ -531,6 +533,10 @@ def _regrade_in_transaction(
             )
             p.best_parts = best_parts(keyed_v1, top.verdict) if top is not None else None
         p.attempts_used = len(graded)
+        if v1 is not None and open_again.get(v1) and p.current_variant != 1:
+            # The graded variant is open again (the regrade took back its solve, attempts are
+            # left): the student returns to it from the practice variant they had moved on to.
+            p.current_variant = 1
         if abs(old[0] - p.best_points) > 1e-9 or old[1] != (solved_at is not None):
             summary.progress_changes.append(
                 ProgressChange(

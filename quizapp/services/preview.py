@@ -77,9 +77,8 @@ def preview_answer(
     if variant is not None:
         if for_variant is not None and for_variant != variant.id:
             raise Conflict(
-                "This answer was written for a variant that is no longer your current one (a "
-                f"new variant, number {variant.variant_number}, was opened since); reload the "
-                "exercise."
+                f"This answer was written for variant id {for_variant}, which is not the one you "
+                f"are working on now (variant id {variant.id}); reload the exercise."
             )
         bank_variant = stored_variant(variant)
         page = variant.page

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
@@ -135,7 +136,9 @@ class ExerciseSummary:
             return "out_of_attempts"
         return "started"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, zone: ZoneInfo | None = None) -> dict[str, Any]:
+        """JSON; ``last_activity`` as ISO 8601 with the offset of ``zone`` (the course zone;
+        UTC when None)."""
         ex = self.exercise
         return {
             "id": ex.id,
@@ -150,7 +153,7 @@ class ExerciseSummary:
             "overridden": self.overridden,
             "excused": self.excused,
             "attempts_used": self.attempts_used,
-            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
+            "last_activity": iso(self.last_activity, zone or ZoneInfo("UTC")),
         }
 
     @property
@@ -239,7 +242,7 @@ class QuizSummary:
             "open": self.accepting(),
             "points_available": self.points_available,
             "points_earned": self.points_earned,
-            "exercises": [e.to_dict() for e in self.exercises],
+            "exercises": [e.to_dict(zone) for e in self.exercises],
         }
 
 

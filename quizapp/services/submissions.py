@@ -122,6 +122,13 @@ _SUBMISSIONS = (
 )
 
 
+def _variant_name(variant: Variant) -> str:
+    """How the student page names a variant: the graded one, or practice variant N."""
+    if variant.is_practice:
+        return f"practice variant {variant.variant_number}"
+    return "graded variant"
+
+
 @dataclass
 class SubmitResult:
     """The outcome of :func:`submit`.
@@ -276,9 +283,10 @@ def submit(
         variant = get_or_create_variant(session, user, exercise, seed_secret)
     if for_variant is not None and for_variant != variant.id:
         raise Conflict(
-            "This answer was written for a variant that is no longer your current one (your "
-            f"current variant is number {variant.variant_number}); it was not graded and used no "
-            "attempt. Reload the exercise to see your current variant."
+            f"This answer was written for variant id {for_variant}, which is not the one you are "
+            f"working on now (the {_variant_name(variant)} of this exercise, variant id "
+            f"{variant.id}); it was not graded and used no attempt. Reload the exercise to see "
+            "your current variant."
         )
     bank_variant = stored_variant(variant)
     posted = answer

@@ -21,6 +21,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import yaml
 from flask import Blueprint, Response, current_app, g, jsonify, request
@@ -29,7 +30,7 @@ from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
 from werkzeug.exceptions import BadRequest as HTTPBadRequest
 from wtforms import ValidationError
 
-from quizapp import services
+from quizapp import coursetime, services
 from quizapp.models import Exercise, User, Variant, current_session
 from quizapp.web import display
 from quizapp.web.auth import sign_in_limits
@@ -127,6 +128,11 @@ def _exercise(quiz_id: str, name: str) -> Exercise:
     except services.ServiceError as err:
         raise ApiError(err.status, err.message) from None
     return exercise
+
+
+def _course_zone() -> ZoneInfo:
+    """The course time zone (``QUIZAPP_TIMEZONE``): the API's times carry its offset."""
+    return coursetime.parse_zone(current_app.config["QUIZAPP_TIMEZONE"])
 
 
 @bp.route("/openapi.json", methods=["GET"])
@@ -246,7 +252,7 @@ def _submission_json(sub: Any) -> dict[str, Any]:
             "points": sub.points,
             "late": sub.late,
             "credit": sub.credit,
-            "created_at": sub.created_at.isoformat(),
+            "created_at": coursetime.iso(sub.created_at, _course_zone()),
         }
     )
     return out
@@ -440,7 +446,9 @@ def preview(quiz_id: str, name: str) -> tuple[Response, int]:
 def progress() -> Response:
     """My progress per exercise, grouped by quiz, with point totals."""
     summaries = services.quiz_summaries(current_session(), _user())
-    exercises = [dict(e.to_dict(), quiz_id=q.quiz.id) for q in summaries for e in q.exercises]
+    exercises = [
+        dict(e.to_dict(_course_zone()), quiz_id=q.quiz.id) for q in summaries for e in q.exercises
+    ]
     return jsonify(
         {
             "points_earned": sum(q.points_earned for q in summaries),
