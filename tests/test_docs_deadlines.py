@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import select
 from test_web_support import EXERCISES, make_app
 
 from quizapp import services
 from quizapp.bank import load_bank
 from quizapp.cli import main
-from quizapp.models import db
+from quizapp.models import Progress, db
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "deadlines.md"
 ZONE = "America/Chicago"
@@ -84,3 +85,22 @@ def test_every_command_of_the_page_prints_what_it_shows(env: Path) -> None:
         result = runner.invoke(main, args[1:], catch_exceptions=False)
         assert result.output == printed, command
         assert result.exit_code == (1 if printed.startswith("Error: ") else 0), command
+
+
+def test_remove_with_new_values_is_refused_and_changes_nothing(env: Path) -> None:
+    runner = CliRunner()
+    deck, quiz = "01-linear-systems/05-deck-system", "01-linear-systems"
+    set_it = ["override", deck, "ana", "--points", "5", "--reason", "answered on paper"]
+    assert runner.invoke(main, set_it).exit_code == 0
+    both = runner.invoke(main, ["override", deck, "ana", "--points", "7", "--remove"])
+    assert both.exit_code == 2 and "--remove takes no --points (nothing changed)" in both.output
+    again = runner.invoke(main, ["extend", quiz, "ana", "--until", "2026-12-10 12:00", "--remove"])
+    assert again.exit_code == 2 and "--remove takes no --until or --credit" in again.output
+    from quizapp.web import create_app
+
+    with create_app().app_context():
+        ana = services.find_user(db.session, "ana")
+        row = db.session.scalar(
+            select(Progress).where(Progress.exercise_id == deck, Progress.user_id == ana.id)
+        )
+        assert row is not None and row.override_points == 5.0  # the refused command changed nothing

@@ -220,6 +220,8 @@ def extend(
         raise click.UsageError("give either USERNAME or --roster FILE")
     if remove and roster is not None:
         raise click.UsageError("--remove takes a USERNAME, not --roster")
+    if remove and (until is not None or credit is not None):
+        raise click.UsageError("--remove takes no --until or --credit (nothing changed)")
     if not remove and roster is None and until is None:
         raise click.UsageError("--until is required (e.g. --until '2026-12-10 12:00')")
     text = None
@@ -294,6 +296,8 @@ def override(
 
     if not remove and points is None:
         raise click.UsageError("--points is required (or --remove)")
+    if remove and points is not None:
+        raise click.UsageError("--remove takes no --points (nothing changed)")
     app = _app()
     with app.app_context():
         try:
