@@ -36,6 +36,7 @@ from ._util import (
     KEYWORD_WORDS,
     QUERY_WORDS,
     Decimals,
+    ImpossibleParams,
     IntRange,
     clean,
     draw,
@@ -808,6 +809,10 @@ class MultiHeadAttention(Kind):
         return generated
 
 
+#: ``attention_fill``: draws of Q, K, V tried before giving up when none admits a mask.
+MATRIX_REDRAWS = 20
+
+
 @register_kind
 class AttentionFill(Kind):
     """Fill in the blanks of the attention weights or output (answer form ``partial_matrix``).
@@ -843,38 +848,48 @@ class AttentionFill(Kind):
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
         cells = p.queries * p.keys
-        Q, K, V, ctx, codes = _draw_attention(
-            rng,
-            p.queries,
-            p.keys,
-            p.d,
-            p.keys,
-            p.entries,
-            p.value_entries,
-            p.target,
-            p.decimals,
-            required=(),
-            distinct_rows=True,
-        )
-        expected = _expected(Q, K, V, p.target)
-        cache: MistakeCache = {}  # no mistake reads the mask: one cache serves every mask tried
+        # Some draws of Q, K, V admit no mask at all (forgetting the scale shows in too few
+        # cells): then Q, K, V are drawn again.  A draw that admits a mask is kept as it always
+        # was (the first draw's masks are tried as before), so existing seeds draw the same.
+        for redraw in range(MATRIX_REDRAWS):
+            Q, K, V, ctx, codes = _draw_attention(
+                rng,
+                p.queries,
+                p.keys,
+                p.d,
+                p.keys,
+                p.entries,
+                p.value_entries,
+                p.target,
+                p.decimals,
+                required=(),
+                distinct_rows=True,
+            )
+            expected = _expected(Q, K, V, p.target)
+            cache: MistakeCache = {}  # no mistake reads the mask: one cache serves every mask tried
 
-        def pick_mask():
-            idx = rng.choice(cells, size=p.blanks, replace=False)
-            mask = np.zeros(cells, dtype=bool)
-            mask[idx] = True
-            mask = mask.reshape(expected.shape)
-            ctx_m = {**ctx, "mask": mask}
-            if p.target == "weights" and np.any(mask.sum(axis=1) == 1):
-                return None  # a lone blank in a row would just be 1 minus the given weights
-            kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals, cache)
-            if "missing_scale" not in kept:
-                return None
-            if not credit_ok(expected, ctx_m, kept, p.decimals, mask, cache):
-                return None  # a named mistake would fill more than half the blanks right
-            return mask, kept
+            # (this draw's matrices bound as defaults: the closure is called in this iteration)
+            def pick_mask(expected=expected, ctx=ctx, codes=codes, cache=cache):
+                idx = rng.choice(cells, size=p.blanks, replace=False)
+                mask = np.zeros(cells, dtype=bool)
+                mask[idx] = True
+                mask = mask.reshape(expected.shape)
+                ctx_m = {**ctx, "mask": mask}
+                if p.target == "weights" and np.any(mask.sum(axis=1) == 1):
+                    return None  # a lone blank in a row would just be 1 minus the given weights
+                kept = _masked_codes(expected, ctx_m, codes, mask, p.decimals, cache)
+                if "missing_scale" not in kept:
+                    return None
+                if not credit_ok(expected, ctx_m, kept, p.decimals, mask, cache):
+                    return None  # a named mistake would fill more than half the blanks right
+                return mask, kept
 
-        mask, codes = draw(rng, pick_mask, "blanks where forgetting the scale shows")
+            try:
+                mask, codes = draw(rng, pick_mask, "blanks where forgetting the scale shows")
+                break
+            except ImpossibleParams:
+                if redraw == MATRIX_REDRAWS - 1:
+                    raise
         given = given_grid(expected, mask, p.decimals)
         shown = " \\\\ ".join(" & ".join("?" if c is None else c for c in row) for row in given)
         # Rows of weights sum to 1: a blank worked out from that is graded with follow-through
