@@ -26,7 +26,7 @@ TINY_BANK = {
     "q/solve.yaml": (
         "title: Solve\nkind: expression\nvariables:\n  A: {matrix: [2, 2], integers: [1, 4]}\n"
         "  b: {vector: 2, integers: [-5, 5]}\nrequire:\n  - det(A) != 0\nanswer: solve(A, b)\n"
-        'prompt: "Solve $A x = b$ for $A = {{ A }}$, $b = {{ b }}$."\n'
+        'prompt: "Solve $A x = b$ for $A = {{ A }}$, $b = {{ b }}$. Give exact values."\n'
     ),
 }
 

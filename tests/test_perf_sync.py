@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from sqlalchemy import event, select
-from test_web_support import EXERCISES, make_app
+from test_web_support import EXERCISES, make_app, set_listed
 
 from quizapp import services
 from quizapp.models import Exercise, ExerciseVersion, Progress, db
@@ -52,6 +52,7 @@ def test_sync_leaves_the_scoreboard_totals_current(tmp_path: Path, bank_dir: Pat
         assert totals.ensure_current(db.session) is False
         victim = _exercise_files(bank_dir)[0]
         victim.unlink()  # archived by the next sync: the fingerprint changes
+        set_listed(victim.parent, victim.stem, False)
         report = services.sync_folder(db.session, bank_dir)
         assert report.archived == [f"{victim.parent.name}/{victim.stem}"]
         assert totals.ensure_current(db.session) is False
@@ -135,6 +136,8 @@ def test_mixed_sync_adds_updates_archives_and_repoints_in_bulk(
     (bank_dir / "01-linear-systems" / "06-two-by-two.yaml").rename(
         bank_dir / "01-linear-systems" / "99-copy.yaml"
     )
+    set_listed(bank_dir / "01-linear-systems", "06-two-by-two", False)
+    set_listed(bank_dir / "01-linear-systems", "99-copy", True)
     with app.app_context():
         report = services.sync_folder(db.session, bank_dir)
         assert report.errors == []
@@ -155,6 +158,8 @@ def test_mixed_sync_adds_updates_archives_and_repoints_in_bulk(
         (bank_dir / "01-linear-systems" / "99-copy.yaml").rename(
             bank_dir / "01-linear-systems" / "06-two-by-two.yaml"
         )
+        set_listed(bank_dir / "01-linear-systems", "99-copy", False)
+        set_listed(bank_dir / "01-linear-systems", "06-two-by-two", True)
         report = services.sync_folder(db.session, bank_dir)
         assert report.restored == [two] and report.added == [] and report.updated == []
         assert report.archived == ["01-linear-systems/99-copy"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sqlalchemy import event
-from test_web_support import EXERCISES, make_app
+from test_web_support import EXERCISES, make_app, set_listed
 
 from quizapp import services
 from quizapp.models import Exercise, ExerciseVersion, Progress, Quiz, Submission, Variant, db
@@ -110,6 +110,7 @@ def test_removed_exercise_is_archived_not_deleted_and_comes_back(app, bank_dir) 
     with app.app_context():
         services.submit(db.session, _user(), TWO, "0 0", seed_secret=_secret(app))
     path.unlink()
+    set_listed(path.parent, path.stem, False)
     with app.app_context():
         report = services.sync_folder(db.session, bank_dir)
         assert report.archived == [TWO]
@@ -120,6 +121,7 @@ def test_removed_exercise_is_archived_not_deleted_and_comes_back(app, bank_dir) 
         summaries = services.quiz_summaries(db.session, _user())
         assert TWO not in [e.exercise.id for q in summaries for e in q.exercises]
     path.write_text(saved)
+    set_listed(path.parent, path.stem, True)
     with app.app_context():
         report = services.sync_folder(db.session, bank_dir)
         assert TWO in report.restored

@@ -191,3 +191,19 @@ def gradebook_column(exercise_id: str) -> str:
     assert exercise is not None, errors
     points = float(exercise.spec.points)
     return f"{exercise_id} {exercise.spec.title} ({int(points) if points.is_integer() else points})"
+
+
+def set_listed(quiz_dir: Path, name: str, listed: bool) -> None:
+    """Add ``name`` to (or remove it from) the ``exercises:`` list of ``quiz_dir/quiz.yaml``:
+    a quiz lists its exercises, so a test that adds or deletes an exercise file edits the list
+    too (a listed file that is missing, or a file not listed, is a sync error)."""
+    path = quiz_dir / "quiz.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("exercises:"))
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("  - "):
+        end += 1
+    items = [line for line in lines[start + 1 : end] if line.strip() != f"- {name}"]
+    if listed:
+        items.append(f"  - {name}\n")
+    path.write_text("".join(lines[: start + 1] + items + lines[end:]), encoding="utf-8")
