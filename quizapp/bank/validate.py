@@ -149,6 +149,16 @@ def check_exercise(
     return Checked(part_points_total(spec), kind, params), []
 
 
+#: The expression fields that belong to one answer, refused beside ``parts:`` (each part has its
+#: own), with what to do instead.
+_ONE_ANSWER_FIELDS = {
+    "answer_form": "with parts:, give each part its own answer_form",
+    "mistakes": "name the mistakes of one answer; with parts:, give a part detectors:",
+    "explanation": "heads the worked solution of one answer; with parts:, explain in each "
+    "part's prompt or hints",
+}
+
+
 def _check_expression(
     data: dict[str, Any], located: Located, file: str, errors: list[BankError]
 ) -> ExpressionSpec | None:
@@ -176,34 +186,10 @@ def _check_expression(
             )
         )
         ok = False
-    if "parts" in data and "answer_form" in data:
-        errors.append(
-            _at(
-                file,
-                located.keys["answer_form"],
-                "answer_form: with parts:, give each part its own answer_form",
-            )
-        )
-        ok = False
-    if "parts" in data and "mistakes" in data:
-        errors.append(
-            _at(
-                file,
-                located.keys["mistakes"],
-                "mistakes: name the mistakes of one answer; with parts:, give a part detectors:",
-            )
-        )
-        ok = False
-    if "parts" in data and "explanation" in data:
-        errors.append(
-            _at(
-                file,
-                located.keys["explanation"],
-                "explanation: heads the worked solution of one answer; with parts:, explain in "
-                "each part's prompt or hints",
-            )
-        )
-        ok = False
+    for field, message in _ONE_ANSWER_FIELDS.items():
+        if "parts" in data and field in data:
+            errors.append(_at(file, located.keys[field], f"{field}: {message}"))
+            ok = False
     raw_vars = data.get("variables")
     var_names = [n for n in raw_vars if isinstance(n, str)] if isinstance(raw_vars, dict) else []
     var_loc = located.children.get("variables")
