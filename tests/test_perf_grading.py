@@ -23,17 +23,13 @@ from quizapp.grading import (
     parse_number,
     register_detector,
 )
-from quizapp.grading.parse import (
-    _TRANSPOSE_MARK,
-    _fast_number,
-    _may_mark,
-    _normalize,
-    _Parser,
-    _plain_values,
-    _split_row,
-    _split_spaced,
-    _split_top_level,
-)
+from quizapp.grading.parse.brackets import _split_top_level
+from quizapp.grading.parse.evaluate import _plain_values
+from quizapp.grading.parse.expression import _Parser
+from quizapp.grading.parse.normalize import _normalize
+from quizapp.grading.parse.number import _fast_number
+from quizapp.grading.parse.rows import _split_row, _split_spaced
+from quizapp.grading.parse.wrappers import _TRANSPOSE_MARK, _may_mark
 
 _number_text = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
