@@ -267,15 +267,15 @@ def test_detectors_fire_on_their_mistake_only(ex_id: str, data: dict) -> None:
 def test_multi_head_optional_mistakes_do_not_change_the_draws() -> None:
     """Naming the optional multi-head mistakes adds detectors only: the same seed still gives
     the same numbers and the same expected answer as a draw that ignores them."""
-    from quizapp.bank.kinds import attention
+    from quizapp.bank.kinds import multi_head
 
     data = {"kind": "multi_head_attention", "params": {"heads": 2}}
-    saved = attention.OPTIONAL_MULTI_HEAD
+    saved = multi_head.OPTIONAL_MULTI_HEAD
     try:
-        attention.OPTIONAL_MULTI_HEAD = ()
+        multi_head.OPTIONAL_MULTI_HEAD = ()
         plain = [make_variant(data, seed) for seed in range(20)]
     finally:
-        attention.OPTIONAL_MULTI_HEAD = saved
+        multi_head.OPTIONAL_MULTI_HEAD = saved
     named = [make_variant(data, seed) for seed in range(20)]
     for a, b in zip(plain, named, strict=True):
         assert np.array_equal(np.asarray(a.expected), np.asarray(b.expected))

@@ -12,7 +12,7 @@ import pytest
 from quizapp.bank import load_bank, load_exercise_source
 from quizapp.bank.kinds import all_kinds, get_kind
 from quizapp.bank.kinds._mistakes import credit_ok_as_typed, distinguishable_codes
-from quizapp.bank.kinds.attention import OPTIONAL_MULTI_HEAD
+from quizapp.bank.kinds.multi_head import OPTIONAL_MULTI_HEAD
 from quizapp.bank.stored import freeze
 from quizapp.bank.types import FIRST_REVISION
 from quizapp.services import draw_variant
