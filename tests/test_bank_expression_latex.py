@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from quizapp.bank import load_bank
-from quizapp.bank.expression import expression_latex
+from quizapp.bank.expression_latex import expression_latex
 from quizapp.render import render_latex, render_markdown
 
 BANK = load_bank(Path(__file__).resolve().parent.parent / "exercises")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,13 +39,22 @@ import numpy as np
 from quizapp import linalg
 
 MAX_LENGTH = 2000
+
+
 MAX_NODES = 400
+
+
 MAX_ELEMENTS = 10_000
+
+
 MAX_DIM = 100
+
+
 #: Largest exponent of ``**``: a literal one is refused when the expression is compiled (at the
 #: exercise's line, by ``quizapp validate``), a computed one when it is evaluated.  64 is far
 #: above any power a student computes by hand; ``A ** 1000`` overflowed for most seeds.
 MAX_EXPONENT = 64
+
 
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 
@@ -294,6 +302,8 @@ _BINOPS: dict[type[ast.operator], str] = {
     ast.MatMult: "@",
     ast.Mod: "%",
 }
+
+
 _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: np.equal,
     ast.NotEq: np.not_equal,
@@ -302,6 +312,8 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Gt: np.greater,
     ast.GtE: np.greater_equal,
 }
+
+
 _DESCRIBE: dict[type[ast.AST], str] = {
     ast.Lambda: "a lambda",
     ast.ListComp: "a comprehension",
@@ -491,7 +503,6 @@ def _literal(node: ast.AST) -> float | None:
 
 
 # --- evaluation ------------------------------------------------------------------------------
-
 
 #: ``ast.unparse`` of a node of a compiled (and cached) tree, for messages and trace steps:
 #: the same nodes are evaluated on every draw, so each is written out once.
@@ -758,174 +769,3 @@ def truth(expression: str | Compiled, variables: Mapping[str, Any]) -> bool:
     """Evaluate a constraint (``require``) to one bool; arrays must be reduced with all/any."""
     compiled = expression if isinstance(expression, Compiled) else compile_expression(expression)
     return _truth(evaluate(compiled, variables), f"the condition {compiled.text!r}")
-
-
-# --- LaTeX for worked solutions ----------------------------------------------------------------
-
-#: Operator precedence for parenthesizing (higher binds tighter), as in Python's grammar.
-_PREC: dict[type[ast.AST], int] = {
-    ast.Or: 1,
-    ast.And: 2,
-    ast.Not: 3,
-    ast.Compare: 4,
-    ast.Add: 6,
-    ast.Sub: 6,
-    ast.Mult: 7,
-    ast.Div: 7,
-    ast.Mod: 7,
-    ast.MatMult: 7,
-    ast.USub: 8,
-    ast.UAdd: 8,
-    ast.Pow: 9,
-}
-_ATOM = 10
-_LATEX_CMP = {
-    ast.Eq: "=",
-    ast.NotEq: r"\neq",
-    ast.Lt: "<",
-    ast.LtE: r"\le",
-    ast.Gt: ">",
-    ast.GtE: r"\ge",
-}
-#: Functions written as operators (``\sqrt{x}``, ``x^T``, ``A^{-1}``, ``|x|``) or LaTeX's own
-#: operator names; the others are upright names, ``\mathrm{softmax}(x)``.
-_LATEX_NAMED = {"exp": r"\exp", "log": r"\ln", "det": r"\det", "max": r"\max", "min": r"\min"}
-_GREEK = frozenset(
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau "
-    "upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split()
-)
-
-
-def _latex_name(name: str) -> str:
-    """A variable name as LaTeX: ``x`` -> ``x``, ``W_Q`` -> ``W_{Q}``, ``alpha`` -> ``\\alpha``,
-    ``scores`` -> ``\\mathrm{scores}``."""
-    base, _, sub = name.partition("_")
-    if not base:
-        return r"\mathrm{" + name.replace("_", r"\_") + "}"
-    head = "\\" + base if base in _GREEK else base if len(base) == 1 else r"\mathrm{" + base + "}"
-    return head + ("_{" + _latex_name(sub) + "}" if sub else "")
-
-
-def _latex_number(value: Any) -> str:
-    if isinstance(value, bool):
-        return r"\mathrm{" + str(value) + "}"
-    text = repr(value) if isinstance(value, float) else str(value)
-    if "e" in text or "E" in text:
-        mant, _, exp = text.lower().partition("e")
-        return f"{mant} \\times 10^{{{int(exp)}}}"
-    return text
-
-
-class _Latex:
-    """Expression tree -> LaTeX, parenthesizing by precedence."""
-
-    def __call__(self, node: ast.AST, parent: int = 0) -> str:
-        text, prec = self.node(node)
-        return f"\\left({text}\\right)" if prec < parent else text
-
-    def node(self, node: ast.AST) -> tuple[str, int]:
-        if isinstance(node, ast.Expression):
-            return self.node(node.body)
-        if isinstance(node, ast.Constant):
-            return _latex_number(node.value), _ATOM
-        if isinstance(node, ast.Name):
-            if node.id == "pi":
-                return r"\pi", _ATOM
-            return _latex_name(node.id), _ATOM
-        if isinstance(node, ast.Attribute):  # only .T passes the check
-            return self(node.value, _ATOM) + "^{T}", _PREC[ast.Pow]
-        if isinstance(node, ast.BinOp):
-            return self.binop(node)
-        if isinstance(node, ast.UnaryOp):
-            prec = _PREC[type(node.op)]
-            sign = {ast.USub: "-", ast.UAdd: "+", ast.Not: r"\lnot "}[type(node.op)]
-            return sign + self(node.operand, prec), prec
-        if isinstance(node, ast.BoolOp):
-            prec = _PREC[type(node.op)]
-            joiner = r" \land " if isinstance(node.op, ast.And) else r" \lor "
-            return joiner.join(self(v, prec + 1) for v in node.values), prec
-        if isinstance(node, ast.Compare):
-            parts = [self(node.left, _PREC[ast.Compare] + 1)]
-            for op, comp in zip(node.ops, node.comparators, strict=True):
-                parts += [_LATEX_CMP[type(op)], self(comp, _PREC[ast.Compare] + 1)]
-            return " ".join(parts), _PREC[ast.Compare]
-        if isinstance(node, ast.IfExp):
-            return (
-                self(node.body, 1)
-                + r" \text{ if } "
-                + self(node.test, 1)
-                + r" \text{ else } "
-                + self(node.orelse, 1),
-                0,
-            )
-        if isinstance(node, ast.Subscript):
-            return self(node.value, _ATOM) + "[" + self.index(node.slice) + "]", _ATOM
-        if isinstance(node, ast.List):
-            return r"\left[" + ", ".join(self(e) for e in node.elts) + r"\right]", _ATOM
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        return r"\mathtt{" + ast.unparse(node).replace("_", r"\_") + "}", _ATOM
-
-    def index(self, node: ast.AST) -> str:
-        if isinstance(node, ast.Tuple):
-            return ", ".join(self.index(e) for e in node.elts)
-        if isinstance(node, ast.Slice):
-            parts = ["" if p is None else self(p) for p in (node.lower, node.upper, node.step)]
-            return ":".join(parts[:2] if node.step is None else parts)
-        return self(node)
-
-    def binop(self, node: ast.BinOp) -> tuple[str, int]:
-        op = type(node.op)
-        if op is ast.Div:
-            return r"\frac{" + self(node.left) + "}{" + self(node.right) + "}", _ATOM
-        prec = _PREC[op]
-        if op is ast.Pow:  # right-associative: the base needs brackets at equal precedence
-            return self(node.left, prec + 1) + "^{" + self(node.right) + "}", prec
-        left = self(node.left, prec)
-        right = self(node.right, prec + 1)
-        if op is ast.MatMult:
-            return left + " " + right, prec
-        symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: r"\cdot", ast.Mod: r"\bmod"}[op]
-        return f"{left} {symbol} {right}", prec
-
-    def call(self, node: ast.Call) -> tuple[str, int]:
-        assert isinstance(node.func, ast.Name)
-        name = node.func.id
-        args = node.args
-        if name == "transpose" and len(args) == 1 and not node.keywords:
-            return self(args[0], _ATOM) + "^{T}", _PREC[ast.Pow]
-        if name == "inv" and len(args) == 1:
-            return self(args[0], _ATOM) + "^{-1}", _PREC[ast.Pow]
-        if name == "sqrt" and len(args) == 1:
-            return r"\sqrt{" + self(args[0]) + "}", _ATOM
-        if name == "abs" and len(args) == 1:
-            return r"\left|" + self(args[0]) + r"\right|", _ATOM
-        head = _LATEX_NAMED.get(name, r"\mathrm{" + name.replace("_", r"\_") + "}")
-        parts = [self(a) for a in args]
-        parts += [
-            r"\mathrm{" + str(kw.arg) + "}=" + self(kw.value) for kw in node.keywords if kw.arg
-        ]
-        return head + r"\left(" + ", ".join(parts) + r"\right)", _ATOM
-
-
-_ASSIGNED = re.compile(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)\Z", re.S)
-
-
-def expression_latex(text: str) -> str:
-    """LaTeX for an allowed expression (or a worked-solution step ``NAME = expression``), for
-    showing it as math instead of code: ``q @ K.T / sqrt(4)`` -> ``\\frac{q K^{T}}{\\sqrt{4}}``,
-    ``transpose(A)`` -> ``A^{T}``, ``inv(A) @ b`` -> ``A^{-1} b``, ``softmax(x - c)`` ->
-    ``\\mathrm{softmax}\\left(x - c\\right)``.  Variable names as in the prompt: one letter
-    italic, ``W_Q`` subscripted, Greek names as letters, longer names upright.
-
-    Text that is not an expression of the allowed language is returned as ``\\mathtt{...}``
-    (monospace), so a solution step always renders.
-    """
-    m = _ASSIGNED.fullmatch(text)
-    if m is not None:
-        return _latex_name(m[1]) + " = " + expression_latex(m[2])
-    try:
-        compiled = compile_expression(text)
-    except ExpressionError:
-        return r"\mathtt{" + re.sub(r"([_{}$&#%\\^~])", r"\\\1", text) + "}"
-    return _Latex()(compiled.tree)

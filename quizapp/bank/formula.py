@@ -1,5 +1,5 @@
 """Worked-solution values for ``expression`` exercises, written with the precision the prompt
-asks for (the formulas themselves are ``quizapp.bank.expression.expression_latex``'s).
+asks for (the formulas themselves are ``quizapp.bank.expression_latex``'s).
 
 :func:`latex_value` writes a number, vector or matrix: exact prompts get integers and fractions
 (``\\frac{2}{9}``, not ``0.222222``), "N decimal places" prompts N places for the answer and

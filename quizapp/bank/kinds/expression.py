@@ -14,7 +14,7 @@ Variables are drawn in the order written (``quizapp.bank.schema.VariableSpec``);
 repeated until every ``require`` holds, at most ``MAX_TRIES`` times (then ``RequireNeverHeld``);
 ``answer`` is evaluated by the safe evaluator of ``quizapp.bank.expression``.  The worked solution
 lists the expression's intermediate results (each operation and call, innermost first), each
-shown as math (``quizapp.bank.expression.expression_latex``), not as code, with its value written
+shown as math (``quizapp.bank.expression_latex``), not as code, with its value written
 as the prompt asks (``quizapp.bank.formula``); ``explanation`` steps come first.  ``derived``
 values are computed from each draw; ``mistakes`` are drawn apart from the answer and named by
 the ``authored`` detector (``quizapp.bank.detectors``).
@@ -36,9 +36,9 @@ from quizapp.bank.expression import (
     Step,
     compile_expression,
     evaluate,
-    expression_latex,
     truth,
 )
+from quizapp.bank.expression_latex import expression_latex
 from quizapp.bank.formula import latex_value, relation, rounded
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.kinds._util import distinct
