@@ -17,7 +17,8 @@ from quizapp.grading.parse.text import split_cells
 def parse_answer(
     answer: str | bytes | Sequence[Sequence[str]], *, allow_blank: bool = False
 ) -> np.ndarray:
-    """Read a whole answer: text (any form in :mod:`quizapp.grading.parse.text`) or a grid of cell strings.
+    """Read a whole answer: text (any form in :mod:`quizapp.grading.parse.text`) or a grid of
+    cell strings.
 
     Returns a float ndarray: 0-D for one number, 1-D for one row of entries (``[1, 2, 3]``), 2-D
     for several rows, for ``[[...]]`` and for every grid.  With ``allow_blank`` (partly filled

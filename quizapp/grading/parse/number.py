@@ -79,8 +79,9 @@ def _fast_number(text: str) -> float | None:
 def parse_number(text: str) -> float:
     """Read one number (one cell, or a scalar answer) and return it as a float.
 
-    ``text`` may be an arithmetic expression (grammar in :mod:`quizapp.grading.parse.expression`).  Returns a
-    finite float; ``-0.0`` is returned as typed (it compares equal to ``0``).
+    ``text`` may be an arithmetic expression (grammar in
+    :mod:`quizapp.grading.parse.expression`).  Returns a finite float; ``-0.0`` is returned as
+    typed (it compares equal to ``0``).
 
     Raises :class:`InvalidAnswer` (with a message for the student) for empty text, text longer
     than ``MAX_CELL_CHARS``, anything that does not parse, NaN, infinity, division by zero, a
