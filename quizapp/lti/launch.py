@@ -1,16 +1,11 @@
-"""OIDC login and launch (LTI 1.3 core, IMS Security Framework 5.1), on pylti1p3.
+"""Launch (LTI 1.3 core, IMS Security Framework 5.1), on pylti1p3.
 
 Framework-free: the web layer passes the request's parameters, cookies and scheme as plain
-values (:class:`PlainRequest`) and applies the cookies and redirect it gets back.
-
-**Login** (:func:`start_login`, ``/lti/login``): the platform names itself (``iss``), the user
-(``login_hint``) and the tool's registration (``client_id``); the tool answers with a redirect to
-the platform's authorization URL carrying a fresh ``state`` (also set as a short-lived cookie,
-binding the launch to this browser) and ``nonce`` (stored in ``lti_launch_data``).
+values (:class:`quizapp.lti.adapters.PlainRequest`) and applies the cookies and redirect it gets back.
 
 **Launch** (:func:`validate_launch`, ``/lti/launch``): the platform posts an ``id_token`` (a JWT)
-and the ``state``.  Checked, in this order, each failure a :class:`LaunchRefused` saying what is
-wrong and what to do:
+and the ``state``.  Checked, in this order, each failure a
+:class:`~quizapp.lti.claims.LaunchRefused` saying what is wrong and what to do:
 
 1. ``state`` equals the state cookie of this browser;
 2. the token is a JWT whose ``iss`` is registered, whose ``aud`` contains the registration's
@@ -42,348 +37,49 @@ from urllib.parse import parse_qs, urlsplit
 import jwt
 import requests
 from jwcrypto.jwk import JWK
-from pylti1p3.cookie import CookieService
-from pylti1p3.deep_link_resource import DeepLinkResource
-from pylti1p3.exception import LtiException, OIDCException
-from pylti1p3.launch_data_storage.base import LaunchDataStorage
-from pylti1p3.lineitem import LineItem
+from pylti1p3.exception import LtiException
 from pylti1p3.message_launch import MessageLaunch
-from pylti1p3.oidc_login import OIDCLogin
-from pylti1p3.redirect import Redirect
-from pylti1p3.request import Request
-from pylti1p3.session import SessionService
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quizapp import services
 from quizapp.lti import accounts
+from quizapp.lti.adapters import CookieJar, DatabaseStorage, PlainRequest, Sessions
+from quizapp.lti.claims import (
+    AGS_ENDPOINT,
+    ALGORITHMS,
+    CONTEXT,
+    CUSTOM,
+    CUSTOM_EXERCISE,
+    CUSTOM_QUIZ,
+    DEEP_LINK_LAUNCH,
+    DEEP_LINKING_SETTINGS,
+    DEPLOYMENT_ID,
+    JWKS_LIFETIME,
+    LEEWAY,
+    MESSAGE_TYPE,
+    NONCE_LIFETIME,
+    NRPS,
+    RESOURCE_LAUNCH,
+    RESOURCE_LINK,
+    ROLES,
+    TARGET_LINK_URI,
+    VERSION,
+    LaunchRefused,
+)
 from quizapp.lti.grades import queue_user
 from quizapp.lti.keys import ToolKey
 from quizapp.lti.models import (
     LTI_ID_MAX,
     LtiContext,
-    LtiLaunchData,
     LtiLineItem,
     LtiLink,
     LtiRegistration,
 )
 from quizapp.lti.registry import DatabaseToolConf, find_registration, list_registrations
-from quizapp.lti.scores import resource_id, resource_points
+from quizapp.lti.scores import resource_id
 from quizapp.models import Exercise, Quiz, utcnow
-
-CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-MESSAGE_TYPE = CLAIM + "message_type"
-VERSION = CLAIM + "version"
-DEPLOYMENT_ID = CLAIM + "deployment_id"
-ROLES = CLAIM + "roles"
-RESOURCE_LINK = CLAIM + "resource_link"
-CONTEXT = CLAIM + "context"
-CUSTOM = CLAIM + "custom"
-TARGET_LINK_URI = CLAIM + "target_link_uri"
-DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
-AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
-RESOURCE_LAUNCH = "LtiResourceLinkRequest"
-DEEP_LINK_LAUNCH = "LtiDeepLinkingRequest"
-#: Signature algorithms accepted for an id_token (LTI 1.3 requires RS256; RS384/512 are the
-#: same scheme with a longer hash).
-ALGORITHMS = ("RS256", "RS384", "RS512")
-#: Clock skew tolerated on ``exp`` and ``iat`` (seconds).
-LEEWAY = 60
-#: How long a nonce and the login's state parameters are kept (seconds): a launch must arrive
-#: within this time of its login (the state cookie lives 5 minutes, pylti1p3's choice).
-NONCE_LIFETIME = 600
-#: How long a launch's data stays readable (the deep-linking page reads it back), seconds.
-LAUNCH_LIFETIME = 2 * 3600
-#: How long a platform's JWKS is trusted before it is fetched again (seconds).
-JWKS_LIFETIME = 3600
-#: Custom parameters of a link naming what it opens (set by the tool's deep-linking answer).
-CUSTOM_QUIZ = "quizapp_quiz"
-CUSTOM_EXERCISE = "quizapp_exercise"
-#: The form field marking the tool's own re-post of a launch (see ``quizapp.web.lti``).
-RELAUNCH_FIELD = "quizapp_relaunch"
-
-
-class LaunchRefused(Exception):
-    """A login or launch the tool refuses: ``message`` (what is wrong and what to do) and the
-    HTTP ``status`` of the answer."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-
-# --------------------------------------------------------------------------------------------
-# pylti1p3 plumbing: a plain request, cookies collected for the web layer, database storage
-
-
-class PlainRequest(Request):
-    """The request as plain values: ``params`` (query or form), ``cookies``, ``secure``."""
-
-    def __init__(self, params: Mapping[str, str], cookies: Mapping[str, str], secure: bool) -> None:
-        self._params = dict(params)
-        self._cookies = dict(cookies)
-        self._secure = secure
-
-    @property
-    def session(self) -> dict[str, Any]:
-        return {}
-
-    def is_secure(self) -> bool:
-        return self._secure
-
-    def get_param(self, key: str) -> Any:
-        return self._params.get(key)
-
-    def get_cookie(self, key: str) -> str | None:
-        return self._cookies.get(key)
-
-
-@dataclass(frozen=True)
-class SetCookie:
-    """A cookie the web layer must set: ``SameSite=None; Secure`` over HTTPS (the launch is a
-    cross-site POST), no SameSite over plain HTTP (browsers refuse ``None`` without
-    ``Secure``)."""
-
-    name: str
-    value: str
-    max_age: int | None
-    secure: bool
-
-    @property
-    def samesite(self) -> str | None:
-        return "None" if self.secure else None
-
-
-class CookieJar(CookieService):
-    """pylti1p3's cookies (prefix ``lti1p3-``) read from the request, collected to be set."""
-
-    def __init__(self, request: PlainRequest) -> None:
-        self._request = request
-        self.to_set: list[SetCookie] = []
-
-    def get_cookie(self, name: str) -> str | None:
-        return self._request.get_cookie(f"{self._cookie_prefix}-{name}")
-
-    def set_cookie(self, name: str, value: str | int, exp: int | None = 3600) -> None:
-        self.to_set.append(
-            SetCookie(f"{self._cookie_prefix}-{name}", str(value), exp, self._request.is_secure())
-        )
-
-
-class DatabaseStorage(LaunchDataStorage):
-    """pylti1p3's launch data storage on ``lti_launch_data``: shared by every host, values
-    expire, and :meth:`consume` deletes a value as it reads it (single-use nonces).  Keys are
-    not tied to a browser cookie (``get_session_cookie_name`` is None): the browser binding is
-    the state cookie, and a cookie-less key works in a frame whose cookies are blocked."""
-
-    def __init__(self, session: Session) -> None:
-        super().__init__()
-        self._session = session
-
-    def get_session_cookie_name(self) -> None:
-        return None
-
-    def can_set_keys_expiration(self) -> bool:
-        return True
-
-    def get_value(self, key: str) -> Any:
-        row = self._session.get(LtiLaunchData, self._prepare_key(key))
-        if row is None or row.expires_at <= utcnow():
-            return None
-        return row.value
-
-    def set_value(self, key: str, value: Any, exp: int | None = None) -> None:
-        now = utcnow()
-        services.begin_write(self._session)
-        try:
-            self._session.execute(delete(LtiLaunchData).where(LtiLaunchData.expires_at <= now))
-            self._session.merge(
-                LtiLaunchData(
-                    key=self._prepare_key(key),
-                    value=value,
-                    expires_at=now + timedelta(seconds=exp or LAUNCH_LIFETIME),
-                )
-            )
-            self._session.commit()
-        except BaseException:
-            self._session.rollback()
-            raise
-
-    def check_value(self, key: str) -> bool:
-        return self.get_value(key) is not None
-
-    def consume(self, key: str) -> bool:
-        """Delete the unexpired value of ``key``; True when there was one (it is gone now for
-        every host: the DELETE is atomic)."""
-        services.begin_write(self._session)
-        try:
-            gone = self._session.execute(  # type: ignore[attr-defined]  # DML gives a CursorResult; Session.execute is typed as Result
-                delete(LtiLaunchData).where(
-                    LtiLaunchData.key == self._prepare_key(key),
-                    LtiLaunchData.expires_at > utcnow(),
-                )
-            ).rowcount
-            self._session.commit()
-        except BaseException:
-            self._session.rollback()
-            raise
-        return gone == 1
-
-
-class Sessions(SessionService):
-    """pylti1p3's session service on :class:`DatabaseStorage`: nonces and state parameters
-    live :data:`NONCE_LIFETIME`, launch data :data:`LAUNCH_LIFETIME`, and checking a nonce
-    uses it up."""
-
-    def __init__(self, request: PlainRequest, storage: DatabaseStorage) -> None:
-        super().__init__(request)
-        self.data_storage = storage
-        self._launch_data_lifetime = LAUNCH_LIFETIME
-
-    def save_nonce(self, nonce: str) -> None:
-        self.data_storage.set_value(self._get_key("nonce", nonce), True, exp=NONCE_LIFETIME)
-
-    def check_nonce(self, nonce: str) -> bool:
-        storage = self.data_storage
-        assert isinstance(storage, DatabaseStorage)
-        return storage.consume(self._get_key("nonce", nonce))
-
-    def save_state_params(self, state: str, params: dict[str, object]) -> None:
-        self.data_storage.set_value(self._get_key(state), params, exp=NONCE_LIFETIME)
-
-
-class _UrlRedirect(Redirect):
-    def __init__(self, url: str) -> None:
-        self._url = url
-
-    def do_redirect(self) -> str:
-        return self._url
-
-    def do_js_redirect(self) -> str:
-        return self._url
-
-    def set_redirect_url(self, location: str) -> None:
-        self._url = location
-
-    def get_redirect_url(self) -> str:
-        return self._url
-
-
-class _Login(OIDCLogin):
-    def get_redirect(self, url: str) -> _UrlRedirect:
-        return _UrlRedirect(url)
-
-
-# --------------------------------------------------------------------------------------------
-# Login
-
-
-#: The OIDC login parameters passed on to a new window (LTI 1.3 section 5.1.1).
-LOGIN_PARAMS = (
-    "iss",
-    "login_hint",
-    "target_link_uri",
-    "lti_message_hint",
-    "lti_deployment_id",
-    "client_id",
-)
-
-
-@dataclass
-class LoginStart:
-    """The answer to a login request: redirect to ``url``, setting ``cookies``."""
-
-    url: str
-    cookies: list[SetCookie]
-
-
-def _registered_list(session: Session) -> str:
-    regs = list_registrations(session)
-    return ", ".join(f"{r.issuer} (client {r.client_id})" for r in regs) or "none"
-
-
-def check_login(session: Session, params: Mapping[str, str]) -> LtiRegistration:
-    """The registration a login request names; raises :class:`LaunchRefused` naming what is
-    missing or unknown (issuer, login hint, client id)."""
-    iss = params.get("iss")
-    if not iss:
-        raise LaunchRefused(
-            "The LMS did not send its issuer ('iss') to /lti/login: check that the LMS's "
-            "'OpenID Connect login URL' / 'Initiate login URL' for this tool is its /lti/login."
-        )
-    if not params.get("login_hint"):
-        raise LaunchRefused(
-            f"The LMS ({iss}) did not send 'login_hint' to /lti/login; start again from the LMS."
-        )
-    client_id = params.get("client_id") or None
-    reg = find_registration(session, iss, client_id)
-    if reg is not None:
-        return reg
-    known = [r.client_id for r in list_registrations(session) if r.issuer == iss]
-    if client_id is None and len(known) > 1:
-        raise LaunchRefused(
-            f"The LMS {iss} did not send 'client_id' and the tool has several registrations "
-            f"for it (clients {', '.join(known)}); the LMS must send client_id when it logs in.",
-            status=403,
-        )
-    if known:
-        raise LaunchRefused(
-            f"The LMS {iss} sent client id {client_id}, which is not registered for it "
-            f"(registered: {', '.join(known)}). Register it with `quizapp lti register --issuer "
-            f"{iss} --client-id {client_id} ...` (see docs/lms.md).",
-            status=403,
-        )
-    raise LaunchRefused(
-        f"The LMS {iss} is not registered with this tool. An administrator registers it with "
-        f"`quizapp lti register --issuer {iss} --client-id ID --auth-url URL --token-url URL "
-        f"--jwks-url URL` (see docs/lms.md). Registered now: {_registered_list(session)}.",
-        status=403,
-    )
-
-
-def start_login(
-    session: Session,
-    request: PlainRequest,
-    launch_url: str,
-    key: Callable[[], ToolKey],
-) -> LoginStart:
-    """Answer an OIDC login request: check it (:func:`check_login`), store a nonce and the
-    login parameters (for a new window, should cookies be blocked), and return the redirect to
-    the platform's authorization URL with the state cookie.  ``launch_url`` is this tool's
-    ``/lti/launch`` as the platform knows it (the ``redirect_uri``)."""
-    check_login(session, {k: request.get_param(k) for k in LOGIN_PARAMS if request.get_param(k)})
-    storage = DatabaseStorage(session)
-    jar = CookieJar(request)
-    login = _Login(
-        request,
-        DatabaseToolConf(session, key),
-        Sessions(request, storage),
-        jar,
-        launch_data_storage=None,
-    )
-    login.pass_params_to_launch(
-        {k: request.get_param(k) for k in LOGIN_PARAMS if request.get_param(k)}
-    )
-    try:
-        url = login.redirect(launch_url)
-    except OIDCException as exc:  # after check_login, only pylti1p3's own wording is left
-        raise LaunchRefused(f"The login request was refused: {exc}.") from None
-    return LoginStart(url=url, cookies=jar.to_set)
-
-
-def login_params_for_state(session: Session, state: str) -> dict[str, str] | None:
-    """The login parameters stored with ``state`` at login (to restart the login in a new
-    window), or None when unknown or expired."""
-    value = DatabaseStorage(session).get_value(f"lti1p3-{state}")
-    session.rollback()
-    return dict(value) if isinstance(value, dict) else None
-
-
-# --------------------------------------------------------------------------------------------
-# Launch
 
 
 def _claims_of(id_token: str) -> dict[str, Any]:
@@ -918,150 +614,7 @@ def validate_launch(
     return result
 
 
-# --------------------------------------------------------------------------------------------
-# Deep linking
-
-
-@dataclass
-class DeepLinkRequest:
-    """What the deep-linking page needs from the stored launch: the LMS's return URL, whether
-    it accepts several items, its title, and the user it was for."""
-
-    launch_id: str
-    return_url: str
-    accept_multiple: bool
-    title: str
-    user_sub: str
-    issuer: str
-    client_id: str
-
-
-def _stored_launch(
-    session: Session, launch_id: str, key: Callable[[], ToolKey]
-) -> tuple[_Launch, dict[str, Any]]:
-    storage = DatabaseStorage(session)
-    request = PlainRequest({}, {}, secure=True)
-    body = storage.get_value(launch_id) if launch_id.startswith("lti1p3-launch-") else None
-    if not isinstance(body, dict) or body.get(MESSAGE_TYPE) != DEEP_LINK_LAUNCH:
-        raise LaunchRefused(
-            "This content selection has expired (or was not started from the LMS); open the "
-            "LMS's 'add content' dialog for this tool again.",
-            status=410,
-        )
-    launch = _Launch(
-        request,
-        DatabaseToolConf(session, key),
-        Sessions(request, storage),
-        CookieJar(request),
-        requests.Session(),
-        session,
-    )
-    launch.set_launch_id(launch_id).set_auto_validation(enable=False)
-    # The stored claims are the id_token's body (validated at launch), kept as a plain dict.
-    launch.set_jwt({"body": body}).set_restored()  # type: ignore[typeddict-item]  # pylti1p3 wants its TLaunchData TypedDict
-    launch.validate_registration()
-    return launch, body
-
-
-def deep_link_request(
-    session: Session, launch_id: str, key: Callable[[], ToolKey]
-) -> DeepLinkRequest:
-    """The stored deep-linking launch ``launch_id``; raises :class:`LaunchRefused` (410) when
-    it expired or is not a deep-linking launch."""
-    launch, body = _stored_launch(session, launch_id, key)
-    settings = body[DEEP_LINKING_SETTINGS]
-    multiple = settings.get("accept_multiple", True)
-    assert launch._row is not None
-    result = DeepLinkRequest(
-        launch_id=launch_id,
-        return_url=settings["deep_link_return_url"],
-        accept_multiple=multiple not in (False, "false"),
-        title=str(settings.get("title") or ""),
-        user_sub=body["sub"],
-        issuer=launch._row.issuer,
-        client_id=launch._row.client_id,
-    )
-    session.rollback()
-    return result
-
-
-@dataclass
-class DeepLinkAnswer:
-    """The deep-linking response: post ``jwt`` as form field ``JWT`` to ``return_url``."""
-
-    return_url: str
-    jwt: str
-    items: list[dict[str, Any]]
-
-
-def deep_link_answer(
-    session: Session,
-    launch_id: str,
-    choices: list[tuple[str, str]],
-    launch_url: str,
-    key: Callable[[], ToolKey],
-) -> DeepLinkAnswer:
-    """Sign the deep-linking response for ``choices`` (``("quiz", id)`` / ``("exercise", id)``):
-    one LTI resource link per choice, opening ``launch_url`` with the custom parameter naming
-    it, and a line item (``scoreMaximum`` = its points, ``label`` = its title, ``resourceId``
-    = ``quiz:<id>``/``exercise:<id>``, ``tag`` = ``quizapp``) so the LMS creates the grade
-    column.  Raises ``services.BadRequest`` for an unknown choice or several when the LMS
-    accepts one, :class:`LaunchRefused` for an expired launch."""
-    launch, body = _stored_launch(session, launch_id, key)
-    settings = body[DEEP_LINKING_SETTINGS]
-    if not choices:
-        raise services.BadRequest("Choose at least one quiz or exercise.")
-    if len(choices) > 1 and settings.get("accept_multiple", True) in (False, "false"):
-        raise services.BadRequest("The LMS accepts one item here: choose only one.")
-    resources = []
-    items = []
-    for kind, ident in choices:
-        if kind not in ("quiz", "exercise"):
-            raise services.BadRequest(f"Unknown kind of item {kind!r}.")
-        rid = resource_id(quiz_id=ident) if kind == "quiz" else resource_id(exercise_id=ident)
-        found = resource_points(session, rid)
-        if found is None:
-            raise services.BadRequest(f"There is no {kind} '{ident}' (or it was removed).")
-        title, points = found
-        custom = {CUSTOM_QUIZ if kind == "quiz" else CUSTOM_EXERCISE: ident}
-        resource = (
-            DeepLinkResource()
-            .set_url(launch_url)
-            .set_title(title)
-            .set_custom_params(custom)
-            .set_lineitem(
-                LineItem()
-                .set_score_maximum(points if points > 0 else 1.0)
-                .set_label(title)
-                .set_resource_id(rid)
-                .set_tag("quizapp")
-            )
-        )
-        resources.append(resource)
-        items.append(resource.to_dict())
-    deep_link = launch.get_deep_link()
-    token = deep_link.get_response_jwt(resources)
-    session.rollback()
-    return DeepLinkAnswer(return_url=settings["deep_link_return_url"], jwt=token, items=items)
-
-
 __all__ = [
-    "DEEP_LINK_LAUNCH",
-    "LOGIN_PARAMS",
-    "RELAUNCH_FIELD",
-    "RESOURCE_LAUNCH",
-    "DatabaseStorage",
-    "DeepLinkAnswer",
-    "DeepLinkRequest",
-    "LaunchRefused",
     "LaunchResult",
-    "LoginStart",
-    "PlainRequest",
-    "SetCookie",
-    "check_login",
-    "deep_link_answer",
-    "deep_link_request",
-    "login_params_for_state",
-    "start_login",
     "validate_launch",
 ]

@@ -51,8 +51,12 @@ from werkzeug.wrappers import Response
 from quizapp import services, signals
 from quizapp.config import ConfigError, flag
 from quizapp.lti import grades, keys, registry, roster, toolconfig
-from quizapp.lti import launch as flow
+from quizapp.lti.adapters import PlainRequest, SetCookie
+from quizapp.lti.claims import DEEP_LINK_LAUNCH, NONCE_LIFETIME, RELAUNCH_FIELD, LaunchRefused
+from quizapp.lti.deep_linking import deep_link_answer, deep_link_request
 from quizapp.lti.http import TimeoutSession
+from quizapp.lti.launch import validate_launch
+from quizapp.lti.login import LOGIN_PARAMS, check_login, login_params_for_state, start_login
 from quizapp.lti.models import LtiContext, LtiLineItem, LtiLink, LtiMember, LtiRegistration
 from quizapp.lti.worker import DEFAULT_POLL, GradeWorker
 from quizapp.models import Exercise, Quiz, User, current_session, db
@@ -236,14 +240,12 @@ def _signer() -> URLSafeSerializer:
     return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="quizapp-lti-frame")
 
 
-def _plain_request() -> flow.PlainRequest:
+def _plain_request() -> PlainRequest:
     params = request.args if request.method == "GET" else request.form
-    return flow.PlainRequest(
-        {k: v for k, v in params.items()}, dict(request.cookies), request.is_secure
-    )
+    return PlainRequest({k: v for k, v in params.items()}, dict(request.cookies), request.is_secure)
 
 
-def _set_cookies(response: Response, cookies: list[flow.SetCookie]) -> Response:
+def _set_cookies(response: Response, cookies: list[SetCookie]) -> Response:
     for c in cookies:
         response.set_cookie(
             c.name,
@@ -257,7 +259,7 @@ def _set_cookies(response: Response, cookies: list[flow.SetCookie]) -> Response:
     return response
 
 
-def _refused(err: flow.LaunchRefused) -> tuple[str, int]:
+def _refused(err: LaunchRefused) -> tuple[str, int]:
     return render_template("lti/refused.html", message=err.message, status=err.status), err.status
 
 
@@ -295,36 +297,34 @@ def login() -> Response | tuple[str, int] | str:
     """OIDC login initiation: the cookie check first, then the redirect to the platform."""
     state().note_urls()
     req = _plain_request()
-    params = {k: req.get_param(k) for k in flow.LOGIN_PARAMS if req.get_param(k)}
+    params = {k: req.get_param(k) for k in LOGIN_PARAMS if req.get_param(k)}
     try:
-        flow.check_login(current_session(), params)
+        check_login(current_session(), params)
         if not req.get_param(CHECKED):
             values: dict[str, Any] = {**params, CHECKED: "1"}
             go = url_for("lti.login", **values)
             return render_template("lti/cookie_check.html", continue_url=go)
-        start = flow.start_login(
-            current_session(), req, url_for("lti.launch", _external=True), _key
-        )
-    except flow.LaunchRefused as err:
+        start = start_login(current_session(), req, url_for("lti.launch", _external=True), _key)
+    except LaunchRefused as err:
         return _refused(err)
     except keys.KeyUnavailable as err:
-        return _refused(flow.LaunchRefused(str(err), 500))
+        return _refused(LaunchRefused(str(err), 500))
     return _set_cookies(redirect(start.url), start.cookies)
 
 
 def _new_window_url(state_value: str) -> str | None:
-    params = flow.login_params_for_state(current_session(), state_value)
+    params = login_params_for_state(current_session(), state_value)
     if not params:
         return None
     values: dict[str, Any] = {**params, CHECKED: "1"}
     return url_for("lti.login", **values)
 
 
-def _frame_origins(req: flow.PlainRequest, registration_id: int) -> list[str]:
+def _frame_origins(req: PlainRequest, registration_id: int) -> list[str]:
     """The origins allowed to frame this launch's pages: the LMS page that posted the launch
     (its ``Origin``, carried signed through the tool's own re-post), else the registration's
     issuer and authorization URL origins.  The tool's own origin needs no entry."""
-    if req.get_param(flow.RELAUNCH_FIELD):
+    if req.get_param(RELAUNCH_FIELD):
         try:
             posted = _signer().loads(req.get_param("quizapp_frame") or "") or None
         except BadSignature:
@@ -347,18 +347,18 @@ def launch() -> Response | tuple[str, int] | str:
     state_value = req.get_param("state") or ""
     cookie_missing = state_value and request.cookies.get(f"lti1p3-{state_value}") is None
     if cookie_missing and req.get_param("id_token") and not req.get_param("error"):
-        if flow.login_params_for_state(current_session(), state_value) is None:
+        if login_params_for_state(current_session(), state_value) is None:
             # Not a sign-in this tool started and has not finished: replayed, forged or too old
             # (a blocked cookie is told apart: its sign-in is still pending here).
             return _refused(
-                flow.LaunchRefused(
+                LaunchRefused(
                     "This launch belongs to no sign-in in progress here: it was already used, "
-                    f"is older than {flow.NONCE_LIFETIME // 60} minutes, or was not started by "
+                    f"is older than {NONCE_LIFETIME // 60} minutes, or was not started by "
                     "this tool. Open the link from the LMS again.",
                     401,
                 )
             )
-        if not req.get_param(flow.RELAUNCH_FIELD):
+        if not req.get_param(RELAUNCH_FIELD):
             frame = _origin(request.headers.get("Origin"))
             return render_template(
                 "lti/relaunch.html",
@@ -370,26 +370,22 @@ def launch() -> Response | tuple[str, int] | str:
             "lti/cookies_blocked.html", new_window=_new_window_url(state_value)
         ), 401
     try:
-        result = flow.validate_launch(current_session(), req, _key, _http())
-    except flow.LaunchRefused as err:
+        result = validate_launch(current_session(), req, _key, _http())
+    except LaunchRefused as err:
         return _refused(err)
     except keys.KeyUnavailable as err:
-        return _refused(flow.LaunchRefused(str(err), 500))
+        return _refused(LaunchRefused(str(err), 500))
     frames = _frame_origins(req, result.registration_id)
     user = db.session.get(User, result.user_id)
     if user is None or not login_user(user):
         return _refused(
-            flow.LaunchRefused(
-                "Your quizapp account is deactivated; ask the course's instructor.", 403
-            )
+            LaunchRefused("Your quizapp account is deactivated; ask the course's instructor.", 403)
         )
     flask_session[SESSION_KEY] = {"frame": frames, "launch": result.launch_id}
     state().wake_worker()  # the launch may have queued a grade; others' may be due too
-    if result.message_type == flow.DEEP_LINK_LAUNCH:
+    if result.message_type == DEEP_LINK_LAUNCH:
         if result.role != "instructor":
-            return _refused(
-                flow.LaunchRefused("Only the course's instructors choose content.", 403)
-            )
+            return _refused(LaunchRefused("Only the course's instructors choose content.", 403))
         return redirect(url_for("lti.deep_link"))
     if result.problem:
         return render_template("lti/no_target.html", problem=result.problem, title=result.title)
@@ -435,8 +431,8 @@ def deep_link() -> str | tuple[str, int] | Response:
         abort(403)
     launch_id = _deep_link_id()
     try:
-        wanted = flow.deep_link_request(current_session(), launch_id, _key)
-    except flow.LaunchRefused as err:
+        wanted = deep_link_request(current_session(), launch_id, _key)
+    except LaunchRefused as err:
         return _refused(err)
     from quizapp.instructor import live_exercises, live_quizzes
 
@@ -449,12 +445,12 @@ def deep_link() -> str | tuple[str, int] | Response:
             kind, _, ident = value.partition(":")
             choices.append((kind, ident))
         try:
-            answer = flow.deep_link_answer(
+            answer = deep_link_answer(
                 current_session(), launch_id, choices, url_for("lti.launch", _external=True), _key
             )
         except services.BadRequest as err:
             error = err.message
-        except flow.LaunchRefused as err:
+        except LaunchRefused as err:
             return _refused(err)
         else:
             page = render_template("lti/deep_link_return.html", answer=answer)
