@@ -18,8 +18,9 @@ Every grade goes through the queue table ``lti_grades`` (one row per line item a
    (``lti_lineitems.claimed_at``); the others put their grades back for a few seconds.
 4. **Failures** are retried with exponential backoff (30 s, 1, 2, 4 ... minutes, at most an
    hour) and listed on the instructor page with the LMS's answer in words and what to do
-   (:func:`explain`).  An unreachable token endpoint fails the whole batch of that registration
-   at once (no request per grade), and the grades stay queued until it answers again.
+   (:func:`quizapp.lti.failures.explain`).  An unreachable token endpoint fails the whole batch
+   of that registration at once (no request per grade), and the grades stay queued until it
+   answers again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 from pylti1p3.assignments_grades import AssignmentsGradesService
@@ -44,6 +44,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from quizapp import services
+from quizapp.lti.failures import Failure, explain
 from quizapp.lti.http import Connector, TokenError
 from quizapp.lti.keys import ToolKey
 from quizapp.lti.models import (
@@ -60,22 +61,42 @@ from quizapp.models import User, utcnow
 
 log = logging.getLogger(__name__)
 
+
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+
+
 SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+
+
 SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+
+
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+
+
 #: The AGS scopes the tool asks for (in the tool configuration it prints).
 AGS_SCOPES = (SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE)
+
+
 #: The ``tag`` of the line items the tool creates.
 TAG = "quizapp"
 
+
 #: First retry delay and the largest one (seconds); delay = first x 2^(tries - 1).
 BACKOFF_FIRST = 30
+
+
 BACKOFF_MAX = 3600
+
+
 #: How long a host owns the rows it claimed (seconds): past it, another host may send them.
 CLAIM_SECONDS = 120
+
+
 #: A line item lookup/create claim older than this is abandoned (crashed host) and retaken.
 LINEITEM_CLAIM = timedelta(minutes=5)
+
+
 #: Delay before trying again a grade put back because another host creates its line item.
 DEFER_SECONDS = 10
 
@@ -227,152 +248,6 @@ def queue_resource(
         ).all()
     session.rollback()
     return ids
-
-
-# --------------------------------------------------------------------------------------------
-# Explaining failures
-
-
-def lms_message(resp: requests.Response) -> str:
-    """The platform's own words from an error answer: OAuth2's ``error_description`` /
-    ``error``, Canvas's ``errors[].message``, Moodle's ``message``, else the text (cut)."""
-    try:
-        body = resp.json()
-    except ValueError:
-        body = None
-    parts: list[str] = []
-    if isinstance(body, dict):
-        for key in ("error_description", "error", "message", "reason"):
-            if isinstance(body.get(key), str):
-                parts.append(body[key])
-        errors = body.get("errors")
-        if isinstance(errors, dict):
-            errors = [errors]
-        if isinstance(errors, list):
-            for err in errors:
-                if isinstance(err, dict) and isinstance(err.get("message"), str):
-                    parts.append(err["message"])
-                elif isinstance(err, str):
-                    parts.append(err)
-    text = "; ".join(dict.fromkeys(p.strip() for p in parts if p.strip()))
-    if not text:
-        text = " ".join((resp.text or "").split())[:300] or (resp.reason or "no message")
-    return text
-
-
-def host_of(url: str | None) -> str:
-    """The host (``netloc``) of ``url`` for a message, or the text itself when it has none."""
-    return urlsplit(url or "").netloc or str(url)
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Why a send failed: ``status`` (HTTP status, None when the LMS was not reached), the
-    explanation shown to the instructor, and whether the whole registration's batch failed
-    (token endpoint, LMS unreachable) rather than this one grade."""
-
-    status: int | None
-    message: str
-    whole_batch: bool = False
-
-
-def explain(exc: BaseException, *, client_id: str = "", jwks_url: str = "") -> Failure:
-    """The LMS's answer to a failed token request or AGS call, in words, with what to do.
-
-    ``client_id`` and ``jwks_url`` (the tool's public key URL) are named in the advice when the
-    LMS refused the tool's credentials.  Covers: the LMS unreachable or timing out, the token
-    endpoint refusing (credentials, scopes), a server error, a missing grade column (404), a
-    course refusing grades (403, e.g. Canvas's unpublished course), a student the course does
-    not accept (400/422), and pylti1p3's own refusals (a scope the LMS did not grant).
-    """
-    if isinstance(exc, TokenError):
-        if exc.response is None:
-            return Failure(
-                None,
-                f"The LMS's token endpoint ({exc.url}) could not be reached ({cause_in_words(exc.cause)}). "
-                "The grades stay queued and are sent when it answers again; if this lasts, "
-                "check the token URL shown by `quizapp lti list`.",
-                whole_batch=True,
-            )
-        status = exc.response.status_code
-        said = lms_message(exc.response)
-        if status >= 500:
-            advice = "The LMS had an error; the grades stay queued and are retried."
-        elif "scope" in said.lower():
-            advice = (
-                "The LMS did not grant the tool the grade scopes: enable the LTI Advantage "
-                "services (Canvas: the developer key's scopes 'Can create and view assignment "
-                "data in the gradebook' and 'Can create and update submission results'; "
-                "Moodle: 'IMS LTI Assignment and Grade Services' set to use this service for "
-                "grade sync and column management), then press 'Send again'."
-            )
-        else:
-            advice = (
-                f"The LMS refused the tool's credentials: check that the LMS has client id "
-                f"{client_id or '(see quizapp lti list)'} and the tool's public key URL "
-                f"{jwks_url or '/lti/jwks'} (Canvas: 'Public JWK URL'; Moodle: 'Public keyset "
-                "URL'), and that the developer key / tool is on, then press 'Send again'."
-            )
-        return Failure(
-            status,
-            f"The LMS's token endpoint answered HTTP {status}: {said}. {advice}",
-            whole_batch=True,
-        )
-    if isinstance(exc, requests.RequestException):
-        url = getattr(exc.request, "url", None) if exc.request is not None else None
-        return Failure(
-            None,
-            f"The LMS ({host_of(url)}) could not be reached ({cause_in_words(exc)}). The grades stay "
-            "queued and are sent when it answers again.",
-            whole_batch=True,
-        )
-    if isinstance(exc, LtiServiceException):
-        resp = exc.response
-        status = resp.status_code
-        said = lms_message(resp)
-        if status >= 500:
-            advice = "The LMS had an error; the grade stays queued and is retried."
-        elif status == 404:
-            advice = (
-                "The LMS has no such grade column any more (deleted?); the tool looks it up "
-                "again, or creates it, at the next try."
-            )
-        elif status == 401:
-            advice = "The LMS refused the access token; a new one is requested at the next try."
-        elif status == 403:
-            advice = (
-                "The LMS refuses grades for this course or column: publish the course (Canvas "
-                "accepts grades only in a published course) and check that the assignment still "
-                "exists and takes grades from the tool, then press 'Send again'."
-            )
-        elif status in (400, 409, 422):
-            advice = (
-                "The LMS does not take this grade: check that the student is still enrolled "
-                "as a student in the LMS course, then press 'Send again'."
-            )
-        else:
-            advice = "Press 'Send again' once the cause is fixed in the LMS."
-        return Failure(status, f"The LMS answered HTTP {status}: {said}. {advice}")
-    if isinstance(exc, LtiException):
-        text = str(exc)
-        if "scope" in text.lower():
-            return Failure(
-                None,
-                f"{text}: the LMS did not grant the tool the grade scopes for this course. "
-                "Enable them for the tool in the LMS (see docs/lms.md), launch the link once "
-                "more, then press 'Send again'.",
-            )
-        return Failure(None, f"{text}.")
-    return Failure(None, f"{type(exc).__name__}: {exc}")
-
-
-def cause_in_words(exc: BaseException | None) -> str:
-    """Why a request got no answer, in a few words (timeout, refused or unknown host)."""
-    if isinstance(exc, requests.ConnectTimeout | requests.ReadTimeout):
-        return "no answer in time"
-    if isinstance(exc, requests.ConnectionError):
-        return "connection refused or the host is unknown"
-    return type(exc).__name__ if exc is not None else "no answer"
 
 
 # --------------------------------------------------------------------------------------------
@@ -909,11 +784,9 @@ __all__ = [
     "BACKOFF_MAX",
     "DeliveryReport",
     "FailedGrade",
-    "Failure",
     "Outcome",
     "backoff",
     "deliver_due",
-    "explain",
     "failed_grades",
     "next_due",
     "queue_counts",

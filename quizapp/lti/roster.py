@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from quizapp import services
 from quizapp.lti.accounts import name_from_claims, provision, set_membership
-from quizapp.lti.grades import cause_in_words, host_of, lms_message
+from quizapp.lti.failures import cause_in_words, host_of, lms_message
 from quizapp.lti.http import Connector, TokenError
 from quizapp.lti.keys import ToolKey
 from quizapp.lti.models import LtiContext, LtiMember, LtiRegistration
