@@ -28,7 +28,7 @@ from quizapp.cli import main
 from quizapp.config import ConfigError
 from quizapp.models import Progress, Quiz, Submission, User, db
 from quizapp.models_instructor import AuditEntry, Extension
-from quizapp.services import deadlines
+from quizapp.services import extensions, overrides, points, schedules
 
 ZONE = "America/Chicago"
 QUIZ = "01-linear-systems"
@@ -191,24 +191,24 @@ def _transient_quiz(closes: datetime, late: list[tuple[datetime, float]]) -> Qui
         id="q",
         title="Q",
         closes_at=closes,
-        late=deadlines.store_late_periods(late),
+        late=schedules.store_late_periods(late),
         timezone=ZONE,
     )
 
 
 def test_the_boundary_seconds_belong_to_what_follows() -> None:
-    schedule = deadlines.schedule_for(_transient_quiz(CLOSES, [(UNTIL1, 0.5), (UNTIL2, 0.25)]))
-    assert schedule.credit_at(CLOSES - timedelta(microseconds=1)) == deadlines.Credit(1.0, False)
-    assert schedule.credit_at(CLOSES) == deadlines.Credit(0.5, True)
-    assert schedule.credit_at(UNTIL1 - timedelta(microseconds=1)) == deadlines.Credit(0.5, True)
-    assert schedule.credit_at(UNTIL1) == deadlines.Credit(0.25, True)
-    assert schedule.credit_at(UNTIL2 - timedelta(microseconds=1)) == deadlines.Credit(0.25, True)
+    schedule = schedules.schedule_for(_transient_quiz(CLOSES, [(UNTIL1, 0.5), (UNTIL2, 0.25)]))
+    assert schedule.credit_at(CLOSES - timedelta(microseconds=1)) == schedules.Credit(1.0, False)
+    assert schedule.credit_at(CLOSES) == schedules.Credit(0.5, True)
+    assert schedule.credit_at(UNTIL1 - timedelta(microseconds=1)) == schedules.Credit(0.5, True)
+    assert schedule.credit_at(UNTIL1) == schedules.Credit(0.25, True)
+    assert schedule.credit_at(UNTIL2 - timedelta(microseconds=1)) == schedules.Credit(0.25, True)
     assert schedule.credit_at(UNTIL2) is None
     assert schedule.closed_message("Q") == (
         "The quiz 'Q' closed on 2026-11-06 17:00 CST and its last late period ended on "
         "2026-11-20 24:00 CST; answers are no longer accepted."
     )
-    plain = deadlines.schedule_for(_transient_quiz(CLOSES, []))
+    plain = schedules.schedule_for(_transient_quiz(CLOSES, []))
     assert plain.credit_at(CLOSES) is None
     assert plain.closed_message("Q") == (
         "The quiz 'Q' closed on 2026-11-06 17:00 CST; answers are no longer accepted."
@@ -223,18 +223,18 @@ def test_late_periods_follow_an_extension_in_wall_clock_time_across_dst() -> Non
     until = datetime(2026, 11, 6, 23, 0, tzinfo=UTC)
     quiz = _transient_quiz(closes, [(until, 0.5)])
     extension = Extension(until=datetime(2026, 10, 31, 22, 0, tzinfo=UTC), credit=0.9)
-    schedule = deadlines.schedule_for(quiz, extension)
+    schedule = schedules.schedule_for(quiz, extension)
     assert schedule.own_closes == datetime(2026, 10, 31, 22, 0, tzinfo=UTC)
     assert [(p.end, p.credit, p.late) for p in schedule.periods] == [
         (datetime(2026, 10, 31, 22, 0, tzinfo=UTC), 0.9, False),
         (datetime(2026, 11, 7, 23, 0, tzinfo=UTC), 0.5, True),
     ]
     # On time before the quiz's own closing, the extension's credit after it.
-    assert schedule.credit_at(closes - SECOND) == deadlines.Credit(1.0, False)
-    assert schedule.credit_at(closes) == deadlines.Credit(0.9, False)
+    assert schedule.credit_at(closes - SECOND) == schedules.Credit(1.0, False)
+    assert schedule.credit_at(closes) == schedules.Credit(0.9, False)
     # An extension that no longer extends (closes moved past it) is not in force.
     stale = Extension(until=closes - timedelta(hours=1), credit=1.0)
-    assert deadlines.schedule_for(quiz, stale) == deadlines.schedule_for(quiz)
+    assert schedules.schedule_for(quiz, stale) == schedules.schedule_for(quiz)
 
 
 def test_best_attempt_counts_the_credited_score_and_keeps_the_first_reaching_it() -> None:
@@ -244,13 +244,13 @@ def test_best_attempt_counts_the_credited_score_and_keeps_the_first_reaching_it(
             self.late = credit < 1
             self.created_at = datetime(2026, 1, 1, hour, tzinfo=UTC)
 
-    best = deadlines.best_attempt(
+    best = points.best_attempt(
         [A(0.5, 1.0, "partial", 1), A(1.0, 0.5, "correct", 2), A(1.0, 0.25, "correct", 3)]
     )
     assert (best.score, best.credit, best.late) == (0.5, 1.0, False)
     assert best.reached_at.hour == 1 and best.solved_at.hour == 2
-    assert deadlines.exercise_points(0.5, 10, None) == 5.0
-    assert deadlines.exercise_points(0.5, 10, 7.5) == 7.5
+    assert points.exercise_points(0.5, 10, None) == 5.0
+    assert points.exercise_points(0.5, 10, 7.5) == 7.5
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,9 +403,11 @@ def test_an_extension_inside_a_late_period_moves_the_late_periods_after_it(app) 
     # fay's own closing time falls in the first late period of the others.
     extended = datetime(2026, 11, 10, 18, 0, tzinfo=UTC)  # 2026-11-10 12:00 CST
     with app.app_context():
-        row = deadlines.set_extension(db.session, QUIZ, "fay", "2026-11-10 12:00", reason="surgery")
+        row = extensions.set_extension(
+            db.session, QUIZ, "fay", "2026-11-10 12:00", reason="surgery"
+        )
         assert (row.until, row.credit) == (extended, 1.0)
-        schedule = deadlines.student_schedule(db.session, db.session.get(Quiz, QUIZ), _user("fay"))
+        schedule = schedules.student_schedule(db.session, db.session.get(Quiz, QUIZ), _user("fay"))
         # + 3 days 19 hours of wall-clock time (17:00 -> 12:00 four days later)
         assert [(p.end, p.credit, p.late) for p in schedule.periods] == [
             (extended, 1.0, False),
@@ -420,10 +422,10 @@ def test_an_extension_inside_a_late_period_moves_the_late_periods_after_it(app) 
         day = datetime(2026, 11, 16, 12, 0, tzinfo=UTC)
         assert _submit("gus", "2, 5", day).submission.credit == 0.25
         # An extension with reduced credit: after closes, before until.
-        deadlines.set_extension(db.session, QUIZ, "dan", "2026-11-08", credit="0.8")
+        extensions.set_extension(db.session, QUIZ, "dan", "2026-11-08", credit="0.8")
         assert _submit("dan", "2, 5", CLOSES + SECOND).submission.credit == 0.8
-        assert deadlines.remove_extension(db.session, QUIZ, "fay", reason="done") is True
-        assert deadlines.remove_extension(db.session, QUIZ, "fay") is False
+        assert extensions.remove_extension(db.session, QUIZ, "fay", reason="done") is True
+        assert extensions.remove_extension(db.session, QUIZ, "fay") is False
         actions = [
             (e.action, e.user.username, e.reason)
             for e in db.session.scalars(select(AuditEntry).order_by(AuditEntry.id))
@@ -452,63 +454,63 @@ def _counts() -> tuple[int, int, int]:
     ("call", "message"),
     [
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "ana", "2026-11-06 16:00"),
+            lambda: extensions.set_extension(db.session, QUIZ, "ana", "2026-11-06 16:00"),
             "until: 2026-11-06 16:00 CST is not later than the quiz's closes "
             "(2026-11-06 17:00 CST)",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "ana", "2026-11-06 17:00"),
+            lambda: extensions.set_extension(db.session, QUIZ, "ana", "2026-11-06 17:00"),
             "until: 2026-11-06 17:00 CST is not later than the quiz's closes",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "ana", "soon"),
+            lambda: extensions.set_extension(db.session, QUIZ, "ana", "soon"),
             "until: 'soon' is not a time",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "ana", "2026-11-09", credit="1.01"),
+            lambda: extensions.set_extension(db.session, QUIZ, "ana", "2026-11-09", credit="1.01"),
             "credit: must be a number from 0 to 1 (0.5 = half credit), got '1.01'",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "ana", "2026-11-09", credit=-0.5),
+            lambda: extensions.set_extension(db.session, QUIZ, "ana", "2026-11-09", credit=-0.5),
             "credit: must be a number from 0 to 1",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "zoe", "2026-11-09"),
+            lambda: extensions.set_extension(db.session, QUIZ, "zoe", "2026-11-09"),
             "username: there is no student 'zoe'",
         ),
         (
-            lambda: deadlines.set_extension(db.session, QUIZ, "prof", "2026-11-09"),
+            lambda: extensions.set_extension(db.session, QUIZ, "prof", "2026-11-09"),
             "username: there is no student 'prof'",
         ),
         (
-            lambda: deadlines.set_extension(db.session, "02-nope", "ana", "2026-11-09"),
+            lambda: extensions.set_extension(db.session, "02-nope", "ana", "2026-11-09"),
             "quiz: there is no quiz '02-nope'",
         ),
         (
-            lambda: deadlines.set_override(db.session, DECK, "ana", "5", "  "),
+            lambda: overrides.set_override(db.session, DECK, "ana", "5", "  "),
             "reason: a reason is required (it is kept in the audit history)",
         ),
         (
-            lambda: deadlines.set_override(db.session, DECK, "ana", "10.5", "x"),
+            lambda: overrides.set_override(db.session, DECK, "ana", "10.5", "x"),
             "points: must be a number from 0 to 10 (the exercise's points), got '10.5'",
         ),
         (
-            lambda: deadlines.set_override(db.session, DECK, "ana", "nan", "x"),
+            lambda: overrides.set_override(db.session, DECK, "ana", "nan", "x"),
             "points: must be a number from 0 to 10",
         ),
         (
-            lambda: deadlines.set_override(db.session, f"{QUIZ}/nope", "ana", "5", "x"),
+            lambda: overrides.set_override(db.session, f"{QUIZ}/nope", "ana", "5", "x"),
             "exercise: there is no exercise '01-linear-systems/nope'",
         ),
         (
-            lambda: deadlines.set_override(db.session, DECK, "zoe", "5", "x"),
+            lambda: overrides.set_override(db.session, DECK, "zoe", "5", "x"),
             "username: there is no student 'zoe'",
         ),
     ],
 )
 def test_bad_input_is_one_line_naming_the_field_and_changes_nothing(app, call, message) -> None:
     with app.app_context():
-        deadlines.set_extension(db.session, QUIZ, "ben", "2026-11-08", reason="kept")
+        extensions.set_extension(db.session, QUIZ, "ben", "2026-11-08", reason="kept")
         before = _counts()
         with pytest.raises(services.ServiceError) as err:
             call()
@@ -522,19 +524,19 @@ def test_a_roster_of_extensions_is_granted_whole_or_not_at_all(app) -> None:
     text = "username,display_name,until,credit\nben,Ben,,\ncleo,Cleo,2026-11-09 08:00,0.9\n"
     with app.app_context():
         bad = text + "zoe,,,\nana,,,2\n"
-        with pytest.raises(deadlines.ExtensionsError) as err:
-            deadlines.extend_roster(
-                db.session, QUIZ, deadlines.parse_extensions_csv(bad, until="2026-11-08")
+        with pytest.raises(extensions.ExtensionsError) as err:
+            extensions.extend_roster(
+                db.session, QUIZ, extensions.parse_extensions_csv(bad, until="2026-11-08")
             )
         assert err.value.problems == [
             "line 4: username: there is no student 'zoe'",
             "line 5: credit: must be a number from 0 to 1 (0.5 = half credit), got '2'",
         ]
         assert _counts() == (0, 0, 0)
-        with pytest.raises(deadlines.ExtensionsError, match="line 2: until: no until"):
-            deadlines.parse_extensions_csv(text)
-        rows = deadlines.extend_roster(
-            db.session, QUIZ, deadlines.parse_extensions_csv(text, until="2026-11-08")
+        with pytest.raises(extensions.ExtensionsError, match="line 2: until: no until"):
+            extensions.parse_extensions_csv(text)
+        rows = extensions.extend_roster(
+            db.session, QUIZ, extensions.parse_extensions_csv(text, until="2026-11-08")
         )
         assert [(r.user.username, r.until, r.credit) for r in rows] == [
             ("ben", datetime(2026, 11, 9, 6, 0, tzinfo=UTC), 1.0),
@@ -597,8 +599,8 @@ def test_an_override_wins_everywhere_and_survives_a_regrade(app) -> None:
     assert late["totals"] == (5.0, 5.0, 5.0)
     assert late["notes"] == (f"{DECK}: late 50%", "")
     with app.app_context():
-        deadlines.set_override(db.session, TWO, "ben", "7.5", "answered on paper", by=_user("prof"))
-        deadlines.set_override(db.session, DECK, "cleo", 4, "no attempt, oral exam")
+        overrides.set_override(db.session, TWO, "ben", "7.5", "answered on paper", by=_user("prof"))
+        overrides.set_override(db.session, DECK, "cleo", 4, "no attempt, oral exam")
     over = _everywhere(app, "ben")
     cleo = _everywhere(app, "cleo")
     want = {DECK: 5.0, TWO: 7.5}
@@ -619,7 +621,7 @@ def test_an_override_wins_everywhere_and_survives_a_regrade(app) -> None:
     page = _sign_in(app, "ben").get("/").get_data(as_text=True)
     assert "set by your instructor" in page and "late: 50% credit" in page
     with app.app_context():
-        assert deadlines.remove_override(db.session, TWO, "ben", by=_user("prof")) is True
+        assert overrides.remove_override(db.session, TWO, "ben", by=_user("prof")) is True
     back = _everywhere(app, "ben")
     with app.app_context():
         history = [
@@ -648,7 +650,7 @@ def test_a_change_of_points_in_the_bank_keeps_an_override(app, tmp_path: Path) -
     bank = Path(app.config["QUIZAPP_EXERCISES"])
     with app.app_context():
         _submit("ana", "2, 5", CLOSES + SECOND)  # 0.5 credited
-        deadlines.set_override(db.session, DECK, "ben", "3", "makeup")
+        overrides.set_override(db.session, DECK, "ben", "3", "makeup")
     path = bank / QUIZ / "05-deck-system.yaml"
     path.write_text(path.read_text().replace("points: 10", "points: 20"))
     with app.app_context():
@@ -663,7 +665,7 @@ def test_a_change_of_points_in_the_bank_keeps_an_override(app, tmp_path: Path) -
 
 def test_the_api_gives_times_with_the_course_zone_offset(app) -> None:
     with app.app_context():
-        deadlines.set_extension(db.session, QUIZ, "fay", "2026-11-10 12:00")
+        extensions.set_extension(db.session, QUIZ, "fay", "2026-11-10 12:00")
         token = services.create_api_token(db.session, _user("fay"), "t")
     body = (
         app.test_client()
@@ -941,7 +943,7 @@ def test_the_lms_score_holds_late_credit_and_overrides(app) -> None:
 
     with app.app_context():
         _submit("ben", "2, 5", CLOSES + SECOND)  # 5 of 10 (late, 50 %)
-        deadlines.set_override(db.session, TWO, "cleo", "4", "oral exam")  # no attempt at all
+        overrides.set_override(db.session, TWO, "cleo", "4", "oral exam")  # no attempt at all
         ben, cleo = _user("ben").id, _user("cleo").id
         quiz = resource_id(quiz_id=QUIZ)
         assert (

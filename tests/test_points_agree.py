@@ -25,7 +25,7 @@ from quizapp import instructor as inst
 from quizapp import services
 from quizapp.lti.scores import lms_score, resource_id
 from quizapp.models import Exercise, Submission, User, Variant, db
-from quizapp.services.deadlines import set_override
+from quizapp.services.overrides import set_override
 
 QUIZ = "01-linear-systems"
 EXERCISES = [

@@ -214,7 +214,7 @@ def extend(
     the quiz's late periods follow --until.  Nothing changes when anything is refused."""
     from quizapp import coursetime
     from quizapp.models import current_session
-    from quizapp.services import ServiceError, deadlines
+    from quizapp.services import ServiceError, audit, extensions, schedules
 
     if (username is None) == (roster is None):
         raise click.UsageError("give either USERNAME or --roster FILE")
@@ -238,9 +238,9 @@ def extend(
         try:
             if remove:
                 assert username is not None
-                if deadlines.remove_extension(current_session(), quiz_id, username, reason=reason):
-                    quiz = deadlines.live_quiz(current_session(), quiz_id)
-                    zone = deadlines.quiz_zone(quiz)
+                if extensions.remove_extension(current_session(), quiz_id, username, reason=reason):
+                    quiz = audit.live_quiz(current_session(), quiz_id)
+                    zone = schedules.quiz_zone(quiz)
                     click.echo(
                         f"Removed {username}'s extension of {quiz_id}: it closes for them on "
                         f"{coursetime.show_deadline(quiz.closes_at, zone)} again."
@@ -249,25 +249,25 @@ def extend(
                     click.echo(f"{username} had no extension of {quiz_id}; nothing changed.")
                 return
             if text is not None:
-                requests = deadlines.parse_extensions_csv(
+                requests = extensions.parse_extensions_csv(
                     text, until=until, credit=credit, reason=reason
                 )
-                rows = deadlines.extend_roster(current_session(), quiz_id, requests)
+                rows = extensions.extend_roster(current_session(), quiz_id, requests)
             else:
                 assert username is not None
                 rows = [
-                    deadlines.set_extension(
+                    extensions.set_extension(
                         current_session(), quiz_id, username, until, credit=credit, reason=reason
                     )
                 ]
-        except deadlines.ExtensionsError as err:
+        except extensions.ExtensionsError as err:
             for problem in err.problems:
                 click.echo(f"{roster}: {problem}", err=True)
             raise click.ClickException("no extension was given (nothing changed)") from None
         except ServiceError as err:
             raise click.ClickException(err.message) from None
         for row in rows:
-            schedule = deadlines.schedule_for(row.quiz, row)
+            schedule = schedules.schedule_for(row.quiz, row)
             click.echo(
                 f"{row.user.username} may answer {row.quiz_id} until "
                 f"{coursetime.show_deadline(row.until, schedule.zone)} "
@@ -292,7 +292,7 @@ def override(
     until removed)."""
     from quizapp.instructor.gradebook import fmt_points
     from quizapp.models import Exercise, current_session, db
-    from quizapp.services import ServiceError, deadlines
+    from quizapp.services import ServiceError, audit, overrides
 
     if not remove and points is None:
         raise click.UsageError("--points is required (or --remove)")
@@ -302,10 +302,10 @@ def override(
     with app.app_context():
         try:
             if remove:
-                if deadlines.remove_override(
+                if overrides.remove_override(
                     current_session(), exercise_id, username, reason=reason
                 ):
-                    progress = deadlines.student_progress(current_session(), exercise_id, username)
+                    progress = audit.student_progress(current_session(), exercise_id, username)
                     # An override lives on the progress row, so removing one leaves the row.
                     assert progress is not None
                     click.echo(
@@ -315,7 +315,7 @@ def override(
                 else:
                     click.echo(f"{username} had no override on {exercise_id}; nothing changed.")
                 return
-            progress = deadlines.set_override(
+            progress = overrides.set_override(
                 current_session(), exercise_id, username, points, reason
             )
         except ServiceError as err:

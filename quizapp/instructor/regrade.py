@@ -24,8 +24,8 @@ from quizapp.models import (
 )
 from quizapp.models_instructor import Regrade, VerdictHistory
 from quizapp.services import totals
-from quizapp.services.deadlines import apply_best, best_attempt, credited
 from quizapp.services.part_answers import best_parts
+from quizapp.services.points import apply_best, best_attempt, credited
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ def regrade_exercise(
     3. a changed submission keeps its previous verdict, score, points and mistakes in
        ``verdict_history``;
     4. each student's progress row is recomputed from their variant-1 submissions (best credited
-       score and when it was first reached, solved at: ``deadlines.best_attempt``; each
+       score and when it was first reached, solved at: ``points.best_attempt``; each
        submission keeps the late credit stored when it was graded, and its points are score x
        credit x points), and each variant's ``finished_at`` (solved, or out of attempts); an
        instructor's override keeps the student's points; the previous values are kept in the

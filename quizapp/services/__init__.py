@@ -3,9 +3,12 @@
 Pure of Flask: every function takes a SQLAlchemy ``Session`` and plain values (no request, no
 ``current_user``), so the web pages, the JSON API, the CLI and tests share one implementation.
 One module per use case; imports point down only (``transactions`` and ``errors`` at the bottom,
-then ``text``, ``totals``, ``accounts``, ``tokens``, ``sync``, ``variants``, ``answer_input``,
-``part_answers``, ``preview``, ``submissions``, ``progress``). This package re-exports their
-public names, so callers write ``services.submit(...)``.
+then ``text``, ``totals``, ``accounts``, ``tokens``, the deadline rules ``schedules`` and
+``points``, ``sync``, ``variants``, the audited instructor actions ``audit``, ``extensions`` and
+``overrides``, then ``answer_input``, ``part_answers``, ``preview``, ``submissions``,
+``progress``). This package re-exports the public names of the use cases, so callers write
+``services.submit(...)``; the deadline and instructor-action modules are imported by name
+(``from quizapp.services import extensions``).
 
 Transactions: functions that write end the caller's open (read) transaction and run their writes
 in a transaction begun with :func:`begin_write`, which on SQLite is ``BEGIN IMMEDIATE`` (the write

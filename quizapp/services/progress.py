@@ -29,14 +29,9 @@ if TYPE_CHECKING:
     pass
 
 
-from quizapp.services.deadlines import (
-    Schedule,
-    apply_best,
-    best_attempt,
-    credited,
-    schedule_for,
-)
 from quizapp.services.errors import NotFound
+from quizapp.services.points import apply_best, best_attempt, credited
+from quizapp.services.schedules import Schedule, schedule_for
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import retry_conflicts
 
@@ -52,7 +47,7 @@ def recompute_progress(session: Session, user_id: int, exercise_id: str) -> Prog
     the first graded attempt reaching that best, ``attempts_used``, ``solved_at`` = first
     correct, ``submissions_count`` and ``last_activity`` over all rows, ``best_parts`` of a
     multi-part exercise from the attempt reaching the best), through
-    ``deadlines.best_attempt`` / ``apply_best``: an instructor's override stays and wins.  Points
+    ``points.best_attempt`` / ``apply_best``: an instructor's override stays and wins.  Points
     use the exercise's current ``points``.  Returns None (and changes nothing) when there are no
     submissions and no row.
     """

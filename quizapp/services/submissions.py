@@ -35,8 +35,6 @@ from quizapp.services.answer_input import (
     encode_raw_answer,
     normalize_answer,
 )
-from quizapp.services.deadlines import Credit, attempt_credit, credited
-from quizapp.services.deadlines import exercise_points as points_of
 from quizapp.services.errors import BadRequest, Conflict
 from quizapp.services.part_answers import (
     best_parts,
@@ -46,6 +44,9 @@ from quizapp.services.part_answers import (
     part_state,
     part_verdicts,
 )
+from quizapp.services.points import credited
+from quizapp.services.points import exercise_points as points_of
+from quizapp.services.schedules import Credit, attempt_credit
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 from quizapp.services.variants import (
@@ -264,7 +265,7 @@ def submit(
       and nothing is stored;
     - only variant 1 counts for ``Progress.best_score`` / ``best_points`` / ``attempts_used``;
       after committing such a graded attempt it sends ``quizapp.signals.score_changed``;
-    - after the quiz closes, ``quizapp.services.deadlines.attempt_credit`` says what the answer
+    - after the quiz closes, ``quizapp.services.schedules.attempt_credit`` says what the answer
       earns (late credit, the student's extension) or refuses it; the credit is stored with the
       submission and the best score counts the credited value.
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 
 import quizapp.services.totals as totals
-from quizapp.services.deadlines import exercise_points_sql, store_late_periods
+from quizapp.services.points import exercise_points_sql
+from quizapp.services.schedules import store_late_periods
 from quizapp.services.transactions import begin_write
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def sync_bank(
       exercise with such a problem is not added.  The error says where (file:line) and how many
       seeds fail.
     - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
-      (``deadlines.exercise_points``: an override keeps its points).
+      (``points.exercise_points``: an override keeps its points).
     - A quiz's times are the instants ``load_bank`` read in the course zone; the zone's name
       and the late periods are stored with the quiz (``quizzes.timezone``, ``quizzes.late``).
     """

@@ -33,7 +33,7 @@ from quizapp import instructor as inst
 from quizapp import services
 from quizapp.models import Exercise, User, current_session, db
 from quizapp.page import page_markup, render_page
-from quizapp.services import deadlines
+from quizapp.services import audit, extensions, overrides
 from quizapp.services.incidents import recent_incidents
 from quizapp.web.extensions import login_manager
 from quizapp.web.forms import EmptyForm
@@ -393,7 +393,7 @@ def student(user_id: int) -> str:
         history=inst.submission_history(current_session(), ids),
         exercises=live,
         quizzes=[q for q in inst.live_quizzes(current_session()) if q.closes_at is not None],
-        dates=deadlines.student_deadlines(current_session(), user_id),
+        dates=audit.student_deadlines(current_session(), user_id),
         timezone=current_app.config["QUIZAPP_TIMEZONE"],
         csrf_form=EmptyForm(),
         answer_text=inst.answer_text,
@@ -438,7 +438,7 @@ def extension(user_id: int) -> WResponse:
     action = request.form.get("action", "extend")
     try:
         if action == "remove":
-            if deadlines.remove_extension(
+            if extensions.remove_extension(
                 current_session(),
                 quiz_id,
                 user.username,
@@ -449,7 +449,7 @@ def extension(user_id: int) -> WResponse:
             else:
                 flash(f"There was no extension of {quiz_id}.", "info")
         elif action == "extend":
-            row = deadlines.set_extension(
+            row = extensions.set_extension(
                 current_session(),
                 quiz_id,
                 user.username,
@@ -479,7 +479,7 @@ def override(user_id: int) -> WResponse:
     action = request.form.get("action", "override")
     try:
         if action == "remove":
-            if deadlines.remove_override(
+            if overrides.remove_override(
                 current_session(),
                 exercise_id,
                 user.username,
@@ -493,7 +493,7 @@ def override(user_id: int) -> WResponse:
             else:
                 flash(f"There was no override on {exercise_id}.", "info")
         elif action == "override":
-            row = deadlines.set_override(
+            row = overrides.set_override(
                 current_session(),
                 exercise_id,
                 user.username,

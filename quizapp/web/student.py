@@ -20,7 +20,7 @@ from werkzeug.wrappers import Response
 from quizapp import services
 from quizapp.models import Exercise, User, Variant, current_session
 from quizapp.page import page_markup
-from quizapp.services import deadlines
+from quizapp.services import schedules
 from quizapp.web import display, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -134,7 +134,7 @@ def render_exercise(
         )
     quiz = exercise.quiz
     now = services.utcnow()
-    schedule = deadlines.student_schedule(current_session(), quiz, user)
+    schedule = schedules.student_schedule(current_session(), quiz, user)
     credit_now = schedule.credit_at(now)
     closed = not user.is_instructor and credit_now is None
     context = {

@@ -1,0 +1,102 @@
+"""A student's points on an exercise: the one definition (issue 17).
+
+**Points.**  A student's points on an exercise are :func:`exercise_points`: the instructor's
+override when there is one, else the best *credited* score of the graded attempts on variant 1
+(:func:`best_attempt`) times the exercise's points.  ``progress.best_points`` holds that value,
+written by the submit, the regrade, :func:`quizapp.services.recompute_progress`, the sync (new
+points) and the override functions here; the student's pages, the JSON API, the scoreboard
+totals and the gradebook all read it, so they agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import case
+
+from quizapp.models import Progress
+
+
+class GradedAttempt(Protocol):
+    score: float
+    credit: float
+    late: bool
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Best:
+    """The best credited attempt: ``score`` (score x credit, 0 without attempts), its ``credit``
+    and ``late``, when it was first reached, and when the first correct answer came."""
+
+    score: float = 0.0
+    credit: float = 1.0
+    late: bool = False
+    reached_at: datetime | None = None
+    solved_at: datetime | None = None
+
+
+def credited(score: float, credit: float) -> float:
+    """The score an attempt counts with: ``score x credit``, in [0, 1]."""
+    return min(1.0, max(0.0, float(score) * float(credit)))
+
+
+def best_attempt(graded: Sequence[GradedAttempt]) -> Best:
+    """The best of the graded attempts (oldest first) of variant 1, by credited score; the
+    earliest one reaching it wins (the scoreboard's tie-break).  A late correct answer still
+    solves the exercise (``solved_at``); only its credit is reduced."""
+    best: GradedAttempt | None = None
+    best_score = 0.0
+    for sub in graded:
+        value = credited(sub.score, sub.credit)
+        if best is None or value > best_score:
+            best, best_score = sub, value
+    solved_at = next((s.created_at for s in graded if s.status == "correct"), None)
+    if best is None:
+        return Best(solved_at=solved_at)
+    return Best(best_score, float(best.credit), bool(best.late), best.created_at, solved_at)
+
+
+def exercise_points(best_score: float, points: float, override_points: float | None) -> float:
+    """A student's points on an exercise worth ``points``: ``override_points`` when an
+    instructor set them, else ``best_score`` (already credited) x ``points``, rounded to 6
+    decimals (as every stored points value)."""
+    if override_points is not None:
+        return float(override_points)
+    return round(float(best_score) * float(points), 6)
+
+
+def exercise_points_sql(points: float) -> Any:
+    """:func:`exercise_points` of every progress row as a SQL expression, for an exercise now
+    worth ``points`` (the bank sync's update when an exercise's points change)."""
+    return case(
+        (Progress.override_points.is_not(None), Progress.override_points),
+        else_=Progress.best_score * float(points),
+    )
+
+
+def apply_best(progress: Progress, best: Best, points: float) -> None:
+    """Write ``best`` into ``progress`` (best score, its credit and lateness, when reached,
+    solved at) and the points of :func:`exercise_points`."""
+    progress.best_score = best.score
+    progress.best_credit = best.credit
+    progress.best_late = best.late
+    progress.best_reached_at = best.reached_at or (
+        progress.override_at if progress.override_points is not None else None
+    )
+    progress.solved_at = best.solved_at
+    progress.best_points = exercise_points(best.score, points, progress.override_points)
+
+
+__all__ = [
+    "Best",
+    "apply_best",
+    "best_attempt",
+    "credited",
+    "exercise_points",
+    "exercise_points_sql",
+]
