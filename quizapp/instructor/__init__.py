@@ -14,9 +14,10 @@ Definitions used throughout (the words of ``/work/shared/design.md``):
   student, in the scoreboard and in the gradebook;
 - only users with the role ``student`` appear in scoreboards, gradebooks and statistics.
 
-Modules: ``course`` (``exercises/course.yaml``), ``scoreboard``, ``gradebook`` (and excusals, CSV),
-``statistics``, ``regrade``, ``students`` (one student's page), ``roster`` (import/export, reset
-links).  Everything public is re-exported here.
+Modules: ``course`` (``exercises/course.yaml``), ``scoreboard``, ``gradebook``,
+``gradebook_export`` (its tables and CSV), ``excusals``, ``statistics``, ``regrade``,
+``students`` (one student's page), ``roster`` (import/export, reset links).  Everything public
+is re-exported here.
 """
 
 from __future__ import annotations
@@ -31,11 +32,8 @@ from quizapp.instructor.course import (
     load_course_config,
     parse_course_config,
 )
+from quizapp.instructor.excusals import excuse, excused_exercises, unexcuse
 from quizapp.instructor.gradebook import (
-    EXCUSED,
-    FORMULA_TRIGGERS,
-    LATE_COLUMN,
-    OVERRIDES_COLUMN,
     Gradebook,
     GradebookCell,
     GradebookQuiz,
@@ -43,16 +41,19 @@ from quizapp.instructor.gradebook import (
     QuizTotal,
     cell_marker,
     course_percent,
-    csv_cell,
-    excuse,
-    excused_exercises,
-    exercise_column,
     gradebook,
+)
+from quizapp.instructor.gradebook_export import (
+    EXCUSED,
+    FORMULA_TRIGGERS,
+    LATE_COLUMN,
+    OVERRIDES_COLUMN,
+    csv_cell,
+    exercise_column,
     gradebook_csv,
     gradebook_parts_table,
     gradebook_table,
     iter_gradebook_csv,
-    unexcuse,
     write_csv,
 )
 from quizapp.instructor.regrade import (

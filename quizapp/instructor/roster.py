@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from quizapp import services
 from quizapp.instructor._scope import all_students
-from quizapp.instructor.gradebook import FORMULA_TRIGGERS, write_csv
+from quizapp.instructor.gradebook_export import FORMULA_TRIGGERS, write_csv
 from quizapp.models import (
     User,
     username_key,

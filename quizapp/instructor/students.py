@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp import services
-from quizapp.instructor.gradebook import excused_exercises
+from quizapp.instructor.excusals import excused_exercises
 from quizapp.models import (
     Exercise,
     Progress,
