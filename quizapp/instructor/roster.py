@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,7 +26,6 @@ from quizapp.models_instructor import PasswordReset
 
 #: How long a password-reset link works.
 RESET_LINK_VALID = timedelta(days=14)
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 ROSTER_COLUMNS = ("username", "display_name", "email")
 _HEADER_ALIASES = {
     "username": "username",
@@ -129,8 +127,10 @@ def parse_roster_csv(text: str) -> list[RosterEntry]:
         except services.BadRequest as err:
             line.append(f"{err.message} (got {values.get('username', '')!r})")
         email = values.get("email", "")
-        if email and (len(email) > 254 or not EMAIL_RE.fullmatch(email)):
-            line.append(f"{email!r} is not an e-mail address")
+        try:
+            email = services.validate_email(email) or ""
+        except services.BadRequest as err:
+            line.append(err.message)
         display = values.get("display_name", "")
         try:
             display = services.validate_display_name(display)

@@ -31,6 +31,7 @@ from quizapp.services.accounts import (
     revoke_everything,
     set_password,
     validate_display_name,
+    validate_email,
     validate_password,
     validate_username,
 )
@@ -183,6 +184,7 @@ __all__ = [
     "user_for_token",
     "utcnow",
     "validate_display_name",
+    "validate_email",
     "validate_username",
     "variant_state",
     "variant_submissions",
