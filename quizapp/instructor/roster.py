@@ -239,12 +239,7 @@ def create_reset_link(
         )
     now = utcnow()
     services.begin_write(session)
-    for old in session.scalars(
-        select(PasswordReset).where(
-            PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None)
-        )
-    ):
-        old.expires_at = min(old.expires_at, now)
+    services.expire_reset_links(session, user_id, now)
     token, digest = _new_token()
     session.add(
         PasswordReset(
@@ -310,8 +305,9 @@ def use_reset(session: Session, token: str, password: str) -> User:
     assert user is not None
     user.set_password(password)
     # A reset ends every session, remember-me cookie and API token of the account (whoever knew
-    # the old password, or holds a copied cookie, is out).
+    # the old password, or holds a copied cookie, is out), and any other link of theirs.
     services.revoke_everything(session, user_id)
+    services.expire_reset_links(session, user_id, now)
     session.commit()
     return user
 

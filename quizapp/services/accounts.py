@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
@@ -189,6 +190,26 @@ def revoke_everything(session: Session, user_id: int, *, tokens: bool = True) ->
         session.expire(held, ["session_version"])
 
 
+def expire_reset_links(session: Session, user_id: int, now: datetime | None = None) -> None:
+    """In the caller's write transaction (no commit): every unused password-reset link of user
+    ``user_id`` expires ``now``.  A new link replaces the earlier ones, and a password change,
+    reset or ``set-password`` ends them (a link issued before a change must not open the
+    account after it)."""
+    from quizapp.models_instructor import PasswordReset
+
+    now = now or utcnow()
+    session.execute(
+        update(PasswordReset)
+        .where(
+            PasswordReset.user_id == user_id,
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+        .values(expires_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def end_sessions(session: Session, user_id: int, *, tokens: bool = True) -> None:
     """Sign user ``user_id`` out everywhere and commit: every session and remember-me cookie
     stops working, and (``tokens``) every API token is revoked.  Raises ``NotFound`` for an
@@ -226,6 +247,7 @@ def change_password(session: Session, user: User, current: str, new: str) -> Use
         raise NotFound("There is no such user.")
     row.set_password(new)
     revoke_everything(session, user_id)
+    expire_reset_links(session, user_id)
     session.commit()
     return row
 
@@ -243,6 +265,7 @@ def set_password(session: Session, user_id: int, password: str) -> User:
         raise NotFound("There is no such user.")
     row.set_password(password)
     revoke_everything(session, user_id)
+    expire_reset_links(session, user_id)
     session.commit()
     return row
 
