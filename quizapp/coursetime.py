@@ -110,6 +110,20 @@ class WallTime:
         return text
 
 
+def _written(value: Any) -> str:
+    """``value`` as its author wrote it in YAML (a list of dates as ``[2026-03-01]``, not as a
+    Python repr), for an error message."""
+    if isinstance(value, dt.datetime | dt.date):
+        return str(WallTime(value) if isinstance(value, dt.datetime) else value.isoformat())
+    if isinstance(value, list):
+        return "a list [" + ", ".join(_written(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "a mapping {" + ", ".join(f"{k}: {_written(v)}" for k, v in value.items()) + "}"
+    if value is None:
+        return "nothing"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def parse_wall_time(value: Any, field: str = "") -> WallTime:
     """Read a written time (see the module docstring): text, or a ``date`` / ``datetime`` as a
     YAML reader makes of an unquoted one.  Raises :class:`TimeError` naming ``field`` (when
@@ -122,7 +136,10 @@ def parse_wall_time(value: Any, field: str = "") -> WallTime:
         return WallTime(dt.datetime(value.year, value.month, value.day), date_only=True)
     if not isinstance(value, str):
         raise TimeError(
-            _named(field, f"expected a date and time such as 2026-12-01 17:00, got {value!r}")
+            _named(
+                field,
+                "expected one date and time such as 2026-12-01 17:00, got " + _written(value),
+            )
         )
     text = value.strip()
     m = _WALL_RE.match(text)

@@ -52,6 +52,7 @@ DATABASE_MODULES = frozenset(
         "test_models",
         "test_services",
         "test_stored_variants",
+        "test_text_storable",
         "test_web_auth",
         "test_web_parts",
         "test_web_student",

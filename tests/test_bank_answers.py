@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
-from test_bank_kinds_helpers import exercise_specs, make_variant, text
+from test_bank_kinds_helpers import exercise_specs, make_variant, text, tolerance_from_yaml
 
 from quizapp.bank.answers import expected_answer_text, grade_answer, parse_points
+from quizapp.bank.kinds._util import num_apart
 
 SPECS = exercise_specs()
 
@@ -43,6 +47,33 @@ def test_a_point_off_the_line_is_incorrect_and_says_why() -> None:
     verdict = grade_answer(v, "(1, 2)")
     assert verdict.status == "incorrect"
     assert "5x + y = 15" in verdict.message and "7" in verdict.message
+
+
+def test_a_point_just_off_the_line_shows_the_two_sides_apart() -> None:
+    """An exact exercise refuses a point a hair off the line; its message writes the left side
+    with enough digits to differ from the right side (not "-54, not -54")."""
+    data = dict(SPECS)["01-linear-systems/04-two-solutions"]
+    v = make_variant(data, 1, "01-linear-systems/04-two-solutions")
+    v = dataclasses.replace(v, tolerance=tolerance_from_yaml({"rtol": 1e-9, "atol": 1e-12}))
+    A = np.asarray(v.context["coefficients"], float)
+    c = np.asarray(v.context["rhs"], float)
+    x0 = 1 / 3  # a point on the line with x = 1/3, given with x rounded to 4 decimals
+    y0 = (c[0] - A[0, 0] * x0) / A[0, 1]
+    lhs = A[0, 0] * 0.3333 + A[0, 1] * y0
+    verdict = grade_answer(v, f"(0.3333, {float(y0)!r}), (0, {float(c[0] / A[0, 1])!r})")
+    assert verdict.status != "correct"
+    m = re.search(r"the left side is (\S+), not (\S+?)\.", verdict.message)
+    assert m is not None, verdict.message
+    assert m.group(1) != m.group(2)
+    assert float(m.group(1)) == pytest.approx(lhs, rel=1e-4)
+    assert float(m.group(2)) == c[0]
+
+
+def test_num_apart_adds_digits_until_the_numbers_differ() -> None:
+    assert num_apart(-53.9998, -54.0) == ("-53.9998", "-54")
+    assert num_apart(14.0, 15.0) == ("14", "15")
+    assert num_apart(1 / 3, 0.3334) == ("0.3333", "0.3334")
+    assert num_apart(2.0, 2.0) == ("2", "2")
 
 
 def test_swapped_point_is_named() -> None:

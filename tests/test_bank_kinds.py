@@ -531,3 +531,29 @@ def test_kinds_subclass_the_contract() -> None:
             continue
         assert k.name == name
         assert issubclass(k.Params, KindParams)
+
+
+def test_dot_product_scale_revision_2_is_nearest_by_plain_difference_too() -> None:
+    """Revision 2 of ``dot_product_scale``: the prompt asks which option the average square is
+    closest to, so the right option is the nearest by plain difference as well as on a log scale
+    (revision 1 drew, e.g., d = 49 with an average square near 27.7: nearer √d = 7)."""
+    kind = get_kind("dot_product_scale")
+    assert kind.revision >= 2
+    latest = kind.params_at(kind.Params.model_validate({}), kind.revision)
+    first = kind.params_at(kind.Params.model_validate({}), 1)
+    assert latest.nearest == "both" and first.nearest == "log"
+
+    def plain_nearest(g: Generated) -> float:
+        shown, d = np.asarray(g.context["shown"], float), g.context["d"]
+        mean_square = sum(v * v for v in shown) / len(shown)
+        return min((1.0, math.sqrt(d), float(d), float(d * d)), key=lambda t: abs(mean_square - t))
+
+    misses_before = 0
+    for seed in range(1500):
+        g = kind.generate(latest, np.random.default_rng(seed))
+        check_dot_scale(g, {})
+        d = g.context["d"]
+        assert plain_nearest(g) == (1.0 if g.context["scaled"] else float(d)), seed
+        old = kind.generate(first, np.random.default_rng(seed))
+        misses_before += plain_nearest(old) != (1.0 if old.context["scaled"] else old.context["d"])
+    assert misses_before > 0  # the fault revision 2 removes was there in revision 1's draws

@@ -956,3 +956,21 @@ def test_the_lms_score_holds_late_credit_and_overrides(app) -> None:
         only = lms_score(db.session, cleo, resource_id(exercise_id=TWO))
         assert (only.given, only.maximum, only.activity) == (4.0, 10.0, "Completed")
         assert lms_score(db.session, cleo, resource_id(exercise_id=DECK)) is None
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ([datetime(2026, 3, 1).date()], "got a list [2026-03-01]"),
+        ({"at": datetime(2026, 3, 1, 9, 0)}, "got a mapping {at: 2026-03-01 09:00}"),
+        (None, "got nothing"),
+        (5, "got 5"),
+    ],
+)
+def test_a_time_that_is_not_one_says_what_was_written_not_a_python_repr(value, says) -> None:
+    from quizapp import coursetime
+
+    with pytest.raises(coursetime.TimeError) as err:
+        coursetime.parse_wall_time(value, "opens")
+    assert str(err.value) == f"opens: expected one date and time such as 2026-12-01 17:00, {says}"
+    assert "datetime" not in str(err.value)

@@ -845,6 +845,40 @@ def test_a_password_change_ends_the_other_sessions_and_tokens_not_this_one(app: 
         assert services.authenticate(db.session, ALICE, new) is not None
 
 
+def test_a_reset_link_issued_before_a_password_change_no_longer_opens_the_account(
+    app: Any,
+) -> None:
+    """A fresh tester's finding: a link issued before the student changed their password still
+    worked afterwards, and whoever held it set a password and signed in."""
+    from quizapp import instructor as inst
+
+    link = _reset_link(app, ALICE)
+    browser = signed_in(app, ALICE)
+    token = csrf_from(browser.get("/account").get_data(as_text=True))
+    new = "my own new password"
+    resp = browser.post(
+        "/account/password",
+        data={"csrf_token": token, "current": PW, "password": new, "confirm": new},
+    )
+    assert resp.status_code == 302
+    attacker = app.test_client()
+    assert attacker.get(f"/reset/{link}").status_code == 404
+    with app.app_context():
+        with pytest.raises(services.NotFound):
+            inst.use_reset(db.session, link, "the attackers password")
+        assert services.authenticate(db.session, ALICE, new) is not None
+    # The same after the server's set-password, and after another link was used.
+    link = _reset_link(app, ALICE)
+    with app.app_context():
+        services.set_password(db.session, services.find_user(db.session, ALICE).id, "x" * 12)
+        assert inst.find_reset(db.session, link) is None
+        first, second = (inst.create_reset_link(db.session, services.find_user(db.session, ALICE).id)
+                         for _ in range(2))  # fmt: skip
+        assert inst.find_reset(db.session, first) is None  # a new link replaces the earlier one
+        inst.use_reset(db.session, second, "y" * 12)
+        assert inst.find_reset(db.session, second) is None
+
+
 def test_signing_out_ends_copies_of_the_cookies(app: Any) -> None:
     browser = _signed_in_remembered(app, ALICE)
     session_copy, remember_copy = _copies(app, browser)

@@ -263,6 +263,22 @@ def test_attempts_run_out_per_submission_and_show_each_parts_answer(app) -> None
     assert resp.status_code == 409 and len(rows_of(app, STEPS)) == 4
 
 
+def test_a_locked_part_posted_after_the_attempts_ran_out_says_no_attempts_left(app) -> None:
+    client = signed_in(app, "ana")
+    S, W = scores_of(app, "ana")
+    post_parts(client, STEPS, {"S": grid(S, 0)}, only="S")  # S right and locked: attempt 1
+    for k in range(3):  # W wrong until no attempt is left
+        post_parts(client, STEPS, {"W": grid(W + k + 1, 2)}, only="W")
+    assert progress_of(app, "ana", STEPS).attempts_used == 4
+    stored = len(rows_of(app, STEPS))
+    # Only the locked part again: the variant is finished, which is what the student is told
+    # (409), not "answer another part" (there is none left to answer).
+    resp = post_parts(client, STEPS, {"S": grid(S, 0)}, only="S")
+    assert resp.status_code == 409 and "No attempts left" in text(resp)
+    assert "answer another part" not in text(resp)
+    assert len(rows_of(app, STEPS)) == stored
+
+
 def test_the_residual_of_a_wrong_solution_is_graded_on_the_students_own_x(app) -> None:
     """The check by substitution: r = y - Ax with the student's own (wrong) x."""
     client = signed_in(app, "ana")

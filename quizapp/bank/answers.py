@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
-from quizapp.bank.kinds._util import latex_row, num
+from quizapp.bank.kinds._util import latex_row, num_apart
 from quizapp.bank.types import AnswerForm, Variant
 from quizapp.grading import (
     InvalidAnswer,
@@ -335,7 +335,8 @@ def _grade_points(variant: Variant, answer: Answer) -> Verdict:
         elif not ok[k]:
             lhs = A @ p
             detail = ", ".join(
-                f"the left side is {num(v)}, not {num(r)}" for v, r in zip(lhs, c, strict=True)
+                "the left side is {}, not {}".format(*num_apart(v, r))
+                for v, r in zip(lhs, c, strict=True)
             )
             notes.append(f"{label} {latex_row(p)} does not satisfy {eq}: {detail}.")
             if n == 2 and _on_solution_set(p[::-1], A, c, tol):

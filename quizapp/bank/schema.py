@@ -38,6 +38,27 @@ MAX_LABELS = MAX_VARIABLE_DIM
 MAX_LABEL_CHARS = 100
 MAX_DESCRIPTION_CHARS = 20_000
 MAX_QUIZ_EXERCISES = 200
+#: How many random variables, ``require`` conditions and ``derived`` values an expression
+#: exercise may have (each is evaluated on every draw, and a draw is redrawn while a condition
+#: fails: 20,000 conditions cost 1.6 s per first view, 5,000 derived values 21 s and 690 MB per
+#: preview).  The bundled bank's largest: 3 variables, 4 conditions, 2 derived values.
+MAX_VARIABLES = 30
+MAX_REQUIRE = 30
+MAX_DERIVED = 30
+
+
+def few_enough(field: str, value: Any) -> Any:
+    """``value`` (the raw YAML of an exercise's ``variables``, ``require`` or ``derived``) when
+    it has at most ``MAX_VARIABLES`` / ``MAX_REQUIRE`` / ``MAX_DERIVED`` entries; else raises
+    ``ValueError`` saying how many it has and the bound (a pydantic ``before`` validator)."""
+    limit, what = {
+        "variables": (MAX_VARIABLES, "random variables"),
+        "require": (MAX_REQUIRE, "conditions"),
+        "derived": (MAX_DERIVED, "derived values"),
+    }[field]
+    if isinstance(value, list | dict) and len(value) > limit:
+        raise ValueError(f"{len(value):,} {what}; an exercise has at most {limit}")
+    return value
 
 
 class _Strict(BaseModel):
@@ -317,6 +338,11 @@ class ExpressionSpec(KindParams):
     precision: Precision | None = None
     parts: list[PartSpec] = Field(default_factory=list)
 
+    @field_validator("variables", "require", "derived", mode="before")
+    @classmethod
+    def _few(cls, v: Any, info: Any) -> Any:
+        return few_enough(info.field_name, v)
+
     @field_validator("mistakes")
     @classmethod
     def _unique_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
@@ -404,6 +430,11 @@ class ExerciseSpec(_Strict):
         if len(v) > MAX_CONCEPTS:
             raise ValueError(f"{len(v):,} concepts; an exercise names at most {MAX_CONCEPTS}")
         return v
+
+    @field_validator("variables", "require", "derived", mode="before")
+    @classmethod
+    def _few(cls, v: Any, info: Any) -> Any:
+        return few_enough(info.field_name, v)
 
     @field_validator("hints", mode="before")
     @classmethod

@@ -316,8 +316,16 @@ def _check_expression(
         fields["precision"] = stated_precision(data["prompt"])
     try:
         spec = ExpressionSpec.model_validate(fields)
-    except ValidationError:
-        return None  # the same problems were reported by ExerciseSpec
+    except ValidationError as exc:
+        # Mostly the problems ExerciseSpec reported already; any other is reported here, so a
+        # file is never refused without a message.
+        seen = {(e.line, e.message) for e in errors}
+        errors.extend(
+            e
+            for e in pydantic_errors(exc, ExpressionSpec, located, file)
+            if (e.line, e.message) not in seen
+        )
+        return None
     return spec if ok else None
 
 

@@ -188,7 +188,7 @@ def grade_command(
       quizapp grade --expected 1/3 --answer 0.333
       quizapp grade --expected '[[1,2],[3,4]]' --answer '[1 3; 2 4]' --json
       quizapp grade --expected 0.2689 --answer 0.27 --decdig 2
-      quizapp grade 05-attention/13-weights-step-by-step --seed 1 --part S='1 2 3; 4 5 6'
+      quizapp grade 05-attention/01a-weights-step-by-step --seed 1 --part S='1 2 3; 4 5 6'
     """
     tolerance_given = any(v is not None for v in (rtol, atol, sigfig, decdig))
     if answer is not None and parts:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,7 +26,6 @@ from quizapp.models_instructor import PasswordReset
 
 #: How long a password-reset link works.
 RESET_LINK_VALID = timedelta(days=14)
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 ROSTER_COLUMNS = ("username", "display_name", "email")
 _HEADER_ALIASES = {
     "username": "username",
@@ -129,8 +127,10 @@ def parse_roster_csv(text: str) -> list[RosterEntry]:
         except services.BadRequest as err:
             line.append(f"{err.message} (got {values.get('username', '')!r})")
         email = values.get("email", "")
-        if email and (len(email) > 254 or not EMAIL_RE.fullmatch(email)):
-            line.append(f"{email!r} is not an e-mail address")
+        try:
+            email = services.validate_email(email) or ""
+        except services.BadRequest as err:
+            line.append(err.message)
         display = values.get("display_name", "")
         try:
             display = services.validate_display_name(display)
@@ -239,12 +239,7 @@ def create_reset_link(
         )
     now = utcnow()
     services.begin_write(session)
-    for old in session.scalars(
-        select(PasswordReset).where(
-            PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None)
-        )
-    ):
-        old.expires_at = min(old.expires_at, now)
+    services.expire_reset_links(session, user_id, now)
     token, digest = _new_token()
     session.add(
         PasswordReset(
@@ -310,8 +305,9 @@ def use_reset(session: Session, token: str, password: str) -> User:
     assert user is not None
     user.set_password(password)
     # A reset ends every session, remember-me cookie and API token of the account (whoever knew
-    # the old password, or holds a copied cookie, is out).
+    # the old password, or holds a copied cookie, is out), and any other link of theirs.
     services.revoke_everything(session, user_id)
+    services.expire_reset_links(session, user_id, now)
     session.commit()
     return user
 

@@ -75,6 +75,16 @@ def clean_display_name(text: Any) -> str:
     return " ".join(kept.split())[:DISPLAY_NAME_MAX]
 
 
+def platform_email(email: Any) -> str | None:
+    """The LMS's ``email`` claim if it is an address ``services.validate_email`` accepts, else
+    None: a launch is never refused over it (the student would be locked out), and a NUL or
+    garbage in it is not stored (PostgreSQL cannot store a NUL)."""
+    try:
+        return services.validate_email(email)
+    except services.BadRequest:
+        return None
+
+
 def name_from_claims(claims: Mapping[str, Any]) -> str:
     """``name``, else ``given_name family_name``, else empty."""
     name = claims.get("name")
@@ -143,7 +153,7 @@ def provision(
     user elsewhere surfaces as ``IntegrityError`` at flush: the caller retries."""
     now = utcnow()
     role = role_of(roles)
-    email = (email or "").strip()[:254] or None
+    email = platform_email(email)
     link = session.scalar(
         select(LtiUser).where(LtiUser.registration_id == registration_id, LtiUser.sub == sub)
     )

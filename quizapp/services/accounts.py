@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
@@ -62,6 +63,35 @@ def validate_username(username: str) -> str:
     return name
 
 
+#: An e-mail address as users type it: one ``@``, a dot in the domain, no spaces (deliverability
+#: is the mail server's to judge); at most 254 characters (RFC 5321, section 4.5.3.1.3).
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+EMAIL_MAX = 254
+
+
+def validate_email(email: Any) -> str | None:
+    """The e-mail address stripped, or None when none is given (empty).  Raises ``BadRequest``
+    for one that is not text, longer than ``EMAIL_MAX`` characters, not of the form
+    ``name@domain.tld`` (``EMAIL_RE``), or holding a control or invisible character
+    (:func:`name_problem`; a NUL cannot be stored on PostgreSQL).  The one rule for the
+    registration form, ``create_user`` and roster imports."""
+    if email is None:
+        return None
+    if not isinstance(email, str):
+        raise BadRequest("The e-mail address must be text.")
+    text = email.strip()
+    if not text:
+        return None
+    problem = name_problem(text, "e-mail address")
+    if problem:
+        raise BadRequest(problem)
+    if len(text) > EMAIL_MAX:
+        raise BadRequest(f"The e-mail address is too long (at most {EMAIL_MAX} characters).")
+    if not EMAIL_RE.fullmatch(text):
+        raise BadRequest(f"{text!r} is not an e-mail address (name@example.org).")
+    return text
+
+
 def validate_display_name(display_name: Any) -> str:
     """The display name stripped; raises ``BadRequest`` for one that is not text, longer than
     ``DISPLAY_NAME_MAX`` characters, or holding a character :func:`name_problem` refuses."""
@@ -110,7 +140,8 @@ def create_user(
 ) -> User:
     """Create and commit a user.
 
-    Raises ``BadRequest`` for an invalid username, role or a password shorter than 8 characters,
+    Raises ``BadRequest`` for an invalid username, role, e-mail address (:func:`validate_email`)
+    or a password shorter than 8 characters,
     and ``Conflict`` when the username is taken (compared after NFKC normalization and case
     folding, see ``quizapp.models.username_key``).
     """
@@ -119,7 +150,7 @@ def create_user(
         raise BadRequest("The role must be 'student' or 'instructor'.")
     validate_password(password)
     display_name = validate_display_name(display_name)
-    email = (email or "").strip()[:254] or None
+    email = validate_email(email)
     begin_write(session)
     key = username_key(name)
     if session.scalar(select(User.id).where(User.username_key == key)) is not None:
@@ -159,6 +190,26 @@ def revoke_everything(session: Session, user_id: int, *, tokens: bool = True) ->
         session.expire(held, ["session_version"])
 
 
+def expire_reset_links(session: Session, user_id: int, now: datetime | None = None) -> None:
+    """In the caller's write transaction (no commit): every unused password-reset link of user
+    ``user_id`` expires ``now``.  A new link replaces the earlier ones, and a password change,
+    reset or ``set-password`` ends them (a link issued before a change must not open the
+    account after it)."""
+    from quizapp.models_instructor import PasswordReset
+
+    now = now or utcnow()
+    session.execute(
+        update(PasswordReset)
+        .where(
+            PasswordReset.user_id == user_id,
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+        .values(expires_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def end_sessions(session: Session, user_id: int, *, tokens: bool = True) -> None:
     """Sign user ``user_id`` out everywhere and commit: every session and remember-me cookie
     stops working, and (``tokens``) every API token is revoked.  Raises ``NotFound`` for an
@@ -196,6 +247,7 @@ def change_password(session: Session, user: User, current: str, new: str) -> Use
         raise NotFound("There is no such user.")
     row.set_password(new)
     revoke_everything(session, user_id)
+    expire_reset_links(session, user_id)
     session.commit()
     return row
 
@@ -213,6 +265,7 @@ def set_password(session: Session, user_id: int, password: str) -> User:
         raise NotFound("There is no such user.")
     row.set_password(password)
     revoke_everything(session, user_id)
+    expire_reset_links(session, user_id)
     session.commit()
     return row
 

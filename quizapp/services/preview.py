@@ -15,6 +15,7 @@ from quizapp.services.part_answers import check_part_shapes, normalize_part_answ
 from quizapp.services.variants import (
     _current_variant,
     _prepare,
+    check_answered_variant,
     check_quiz_visible,
     get_exercise,
     get_progress,
@@ -75,11 +76,7 @@ def preview_answer(
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = _current_variant(session, user.id, exercise.id)
     if variant is not None:
-        if for_variant is not None and for_variant != variant.id:
-            raise Conflict(
-                f"This answer was written for variant id {for_variant}, which is not the one you "
-                f"are working on now (variant id {variant.id}); reload the exercise."
-            )
+        check_answered_variant(variant, for_variant)
         bank_variant = stored_variant(variant)
         page = variant.page
     else:

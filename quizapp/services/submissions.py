@@ -51,6 +51,7 @@ from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 from quizapp.services.variants import (
     VariantState,
+    check_answered_variant,
     check_quiz_visible,
     create_progress,
     get_exercise,
@@ -123,11 +124,13 @@ _SUBMISSIONS = (
 )
 
 
-def _variant_name(variant: Variant) -> str:
-    """How the student page names a variant: the graded one, or practice variant N."""
-    if variant.is_practice:
-        return f"practice variant {variant.variant_number}"
-    return "graded variant"
+def _refuse_if_finished(state: VariantState) -> None:
+    """Raise ``Conflict`` saying why a finished variant takes no new answer (solved, or no
+    attempts left); return when it is not finished."""
+    if state.solved:
+        raise Conflict("You already solved this variant.")
+    if state.finished:
+        raise Conflict(f"No attempts left: all {state.attempts} attempts on this variant are used.")
 
 
 @dataclass
@@ -282,13 +285,7 @@ def submit(
     # The variant the student was shown (created if this is the first contact, e.g. the API).
     if variant is None or variant.user_id != user.id or variant.exercise_id != exercise.id:
         variant = get_or_create_variant(session, user, exercise, seed_secret)
-    if for_variant is not None and for_variant != variant.id:
-        raise Conflict(
-            f"This answer was written for variant id {for_variant}, which is not the one you are "
-            f"working on now (the {_variant_name(variant)} of this exercise, variant id "
-            f"{variant.id}); it was not graded and used no attempt. Reload the exercise to see "
-            "your current variant."
-        )
+    check_answered_variant(variant, for_variant)
     bank_variant = stored_variant(variant)
     posted = answer
     state_id: int | None = None
@@ -303,8 +300,15 @@ def submit(
                 f'{{"parts": {{"{bank_variant.parts[0].name}": ...}}}}.'
             )
         check_part_shapes(bank_variant, posted)
-        previous, locked, state_id = part_state(bank_variant, submission_rows(session, variant.id))
-        answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+        rows = submission_rows(session, variant.id)
+        previous, locked, state_id = part_state(bank_variant, rows)
+        try:
+            answer, taken, ignored = merge(bank_variant, posted, previous, locked)
+        except BadRequest:
+            # Nothing left to answer because the variant is finished: say that (409), not
+            # "answer another part".
+            _refuse_if_finished(VariantState.of(rows, exercise.attempts))
+            raise
     elif multi:
         raise BadRequest("This exercise has one answer, not parts: send the answer itself.")
     else:
@@ -358,9 +362,7 @@ def submit(
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()
-        if state.solved:
-            raise Conflict("You already solved this variant.")
-        raise Conflict(f"No attempts left: all {state.attempts} attempts on this variant are used.")
+        _refuse_if_finished(state)
 
     if earlier is not None:
         vdict = dict(earlier.verdict)

@@ -504,3 +504,21 @@ def new_practice_variant(
     row = _insert_variant(session, user_id, exercise.id, target, version_id, drawn)
     commit_keeping_loaded(session)
     return row
+
+
+def check_answered_variant(variant: Variant, for_variant: int | None) -> None:
+    """Refuse an answer written for another variant than the student's current ``variant``.
+
+    ``for_variant`` is the variant id the exercise form or the API sent with the answer (None:
+    not said, accepted).  Raises ``Conflict`` naming both variants when it is not the current
+    one (a practice variant was opened in another tab): the answer is neither graded nor
+    previewed and uses no attempt.  One message for the submit and the preview.
+    """
+    if for_variant is None or for_variant == variant.id:
+        return
+    name = f"practice variant {variant.variant_number}" if variant.is_practice else "graded variant"
+    raise Conflict(
+        f"This answer was written for variant id {for_variant}, which is not the one you are "
+        f"working on now (the {name} of this exercise, variant id {variant.id}); it was not "
+        "graded and used no attempt. Reload the exercise to see your current variant."
+    )

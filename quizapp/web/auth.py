@@ -135,15 +135,21 @@ def register() -> Response | str | tuple[str, int]:
     form = RegisterForm()
     if form.validate_on_submit():
         given = (form.join_code.data or "").strip()
-        display_problem = None
+        display_problem = email_problem = None
         try:
             services.validate_display_name(form.display_name.data or "")
         except services.BadRequest as err:
             display_problem = err.message
+        try:
+            services.validate_email(form.email.data)
+        except services.BadRequest as err:
+            email_problem = err.message
         if join_code and not hmac.compare_digest(given.encode(), str(join_code).encode()):
             form.join_code.errors = [*form.join_code.errors, "That join code is not right."]
         elif display_problem:
             form.display_name.errors = [*form.display_name.errors, display_problem]
+        elif email_problem:
+            form.email.errors = [*form.email.errors, email_problem]
         else:
             try:
                 user = services.create_user(

@@ -128,6 +128,17 @@ def num(x: float, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def num_apart(a: float, b: float, digits: int = 4) -> tuple[str, str]:
+    """``a`` and ``b`` written by :func:`num` with the fewest significant digits, from ``digits``
+    up to 15, that show them different (``-53.9999`` and ``-54``, not ``-54`` twice); as
+    ``num(a, 15)``, ``num(b, 15)`` when even 15 digits do not tell them apart."""
+    for d in range(digits, 16):
+        left, right = num(a, d), num(b, d)
+        if left != right:
+            return left, right
+    return num(a, 15), num(b, 15)
+
+
 def paren(x: float, digits: int = 4) -> str:
     """A number as a factor: negative numbers in parentheses, ``(-3)``."""
     t = num(x, digits)

@@ -247,8 +247,8 @@ class BasisCheck(Kind):
             )
         options = [
             Option(
-                "They form a basis of $\\mathbb{R}^3$: $\\det B \\ne 0$, so none of them is a "
-                "combination of the others",
+                "They form a basis of $\\mathbb{R}^3$: the matrix $B$ with them as its columns "
+                "has $\\det B \\ne 0$, so none of them is a combination of the others",
                 not dependent,
                 f"$\\det B = {det}$" + (" $\\ne 0$." if det else f", and {relation}."),
                 "dependent_called_basis",
@@ -256,7 +256,8 @@ class BasisCheck(Kind):
                 "a plane.",
             ),
             Option(
-                "They do not form a basis: they are linearly dependent ($\\det B = 0$)",
+                "They do not form a basis: they are linearly dependent (the matrix $B$ with them "
+                "as its columns has $\\det B = 0$)",
                 dependent,
                 f"{relation}, so $\\det B = 0$." if dependent else f"$\\det B = {det} \\ne 0$.",
                 "basis_called_dependent",

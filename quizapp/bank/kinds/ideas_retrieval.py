@@ -47,16 +47,24 @@ class DotProductScale(Kind):
     with independent entries +1 or -1 (mean 0, variance 1) in dimension ``d``; what is their
     average square close to: 1, √d, d or d²?  Half of the variants show ``q·k / √d`` instead
     (average square about 1).  Redrawn until the average square of the numbers shown is
-    clearly nearest the right option (on a log scale).  Values: ``d``, ``sqrt_d``, ``numbers``
+    clearly nearest the right option on a log scale and (revision 2) also by plain difference.  Values: ``d``, ``sqrt_d``, ``numbers``
     (a LaTeX row), ``what`` (``q \\cdot k`` or ``q \\cdot k / \\sqrt{d}``), ``scaled``
     (true/false), ``options``.
     """
 
     name = "dot_product_scale"
+    #: Revision 2: ``nearest`` left unset means ``both``: the right option is also the nearest by
+    #: plain difference, as a student who computes the average square compares (revision 1
+    #: compared on a log scale only: d = 49 with an average square of 27.7 is nearer √d = 7).
+    revision = 2
+    revision_defaults = {2: lambda p: {"nearest": "both"}}
 
     class Params(KindParams):
         samples: int = Field(12, ge=6, le=20)
         dimensions: list[Literal[9, 16, 25, 36, 49, 64, 100]] = [16, 25, 36, 49, 64, 100]
+        #: How "closest" is judged when the numbers are drawn: ``log`` (clearly nearest on a log
+        #: scale; revision 1) or ``both`` (that, and nearest by plain difference too).
+        nearest: Literal["log", "both"] = "log"
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
@@ -78,6 +86,9 @@ class DotProductScale(Kind):
             others = sorted(x for i, x in enumerate(dist) if i != right)
             if dist[right] > 0.6 * others[0]:
                 return None  # the numbers must point clearly at the right option
+            plain = [abs(mean_square - t) for t in targets]
+            if p.nearest == "both" and min(range(4), key=plain.__getitem__) != right:
+                return None  # ... and be nearest the way the prompt asks: by difference
             return shown, mean_square
 
         shown, mean_square = draw(rng, make, "samples whose average square is clearly near d")
