@@ -494,6 +494,32 @@ def _counts() -> tuple[int, int, int]:
             lambda: overrides.set_override(db.session, DECK, "ana", "10.5", "x"),
             "points: must be a number from 0 to 10 (the exercise's points), got '10.5'",
         ),
+        # One reason rule for overrides, extensions and excusals (services.audit.reason_text):
+        # at most REASON_MAX characters, and no NUL (a 500 on PostgreSQL before).
+        (
+            lambda: overrides.set_override(db.session, DECK, "ana", "5", "a\x00b"),
+            "reason: holds a NUL character",
+        ),
+        (
+            lambda: overrides.set_override(db.session, DECK, "ana", "5", "x" * 501),
+            "reason: at most 500 characters, got 501",
+        ),
+        (
+            lambda: extensions.set_extension(
+                db.session, QUIZ, "ana", "2026-11-09", reason="a\x00b"
+            ),
+            "reason: holds a NUL character",
+        ),
+        (
+            lambda: extensions.set_extension(
+                db.session, QUIZ, "ana", "2026-11-09", reason="y" * 501
+            ),
+            "reason: at most 500 characters, got 501",
+        ),
+        (
+            lambda: extensions.remove_extension(db.session, QUIZ, "ben", reason="a\x00b"),
+            "reason: holds a NUL character",
+        ),
         (
             lambda: overrides.set_override(db.session, DECK, "ana", "nan", "x"),
             "points: must be a number from 0 to 10",
@@ -974,3 +1000,16 @@ def test_a_time_that_is_not_one_says_what_was_written_not_a_python_repr(value, s
         coursetime.parse_wall_time(value, "opens")
     assert str(err.value) == f"opens: expected one date and time such as 2026-12-01 17:00, {says}"
     assert "datetime" not in str(err.value)
+
+
+def test_extending_again_without_a_reason_keeps_the_reason_and_a_given_one_replaces_it(
+    app,
+) -> None:
+    with app.app_context():
+        extensions.set_extension(db.session, QUIZ, "ana", "2026-11-08", reason="flu")
+        row = extensions.set_extension(db.session, QUIZ, "ana", "2026-11-09", credit="90%")
+        assert (row.reason, row.credit) == ("flu", 0.9)
+        row = extensions.set_extension(db.session, QUIZ, "ana", "2026-11-10", reason="")
+        assert row.reason == ""  # given empty: cleared on purpose
+        row = extensions.set_extension(db.session, QUIZ, "ana", "2026-11-10", reason=" again ")
+        assert row.reason == "again"

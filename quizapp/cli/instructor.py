@@ -193,8 +193,9 @@ def _schedule_text(schedule: Any) -> str:
               "course zone (QUIZAPP_TIMEZONE): '2026-12-10 12:00'; a date alone is the end of "
               "that day.")  # fmt: skip
 @click.option("--credit", default=None, help="Credit of answers after the quiz's closing time "
-              "and before --until (0 to 1; default 1).")  # fmt: skip
-@click.option("--reason", default="", help="Why (kept in the audit history).")
+              "and before --until: 0 to 1, or a percentage (0.5 or 50%; default 1).")  # fmt: skip
+@click.option("--reason", default=None, help="Why (kept in the audit history; when replacing an "
+              "extension, left out keeps its reason).")  # fmt: skip
 @click.option("--roster", "roster", default=None, type=click.Path(dir_okay=False, allow_dash=True),
               help="Extend every student of this roster CSV (a 'username' column; optional "
               "'until', 'credit', 'reason' columns override the options).")  # fmt: skip
@@ -204,7 +205,7 @@ def extend(
     username: str | None,
     until: str | None,
     credit: str | None,
-    reason: str,
+    reason: str | None,
     roster: str | None,
     remove: bool,
 ) -> None:
@@ -238,7 +239,9 @@ def extend(
         try:
             if remove:
                 assert username is not None
-                if extensions.remove_extension(current_session(), quiz_id, username, reason=reason):
+                if extensions.remove_extension(
+                    current_session(), quiz_id, username, reason=reason or ""
+                ):
                     quiz = audit.live_quiz(current_session(), quiz_id)
                     zone = schedules.quiz_zone(quiz)
                     click.echo(

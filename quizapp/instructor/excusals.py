@@ -12,6 +12,7 @@ from quizapp.models import (
 )
 from quizapp.models_instructor import Excusal
 from quizapp.services import totals
+from quizapp.services.audit import reason_text
 
 
 @services.retry_conflicts
@@ -32,15 +33,7 @@ def excuse(
     if user is None or user.role != "student":
         raise services.NotFound("There is no such student.")
     exercise = services.get_exercise(session, exercise_id, include_archived=True)
-    reason = (reason or "").strip()
-    if not services.db_safe(reason):  # PostgreSQL refuses NUL in text (a 500 before)
-        raise services.BadRequest(
-            "The reason holds a NUL character or an invalid (surrogate) character; remove it."
-        )
-    if len(reason) > 500:
-        raise services.BadRequest(
-            f"The reason is too long ({len(reason)} characters; at most 500)."
-        )
+    reason = reason_text(reason)
     ex_id, by_id = exercise.id, by.id if by is not None else None
     services.begin_write(session)
     row = session.scalar(

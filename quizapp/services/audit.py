@@ -17,9 +17,35 @@ from sqlalchemy.orm import Session
 
 from quizapp.models import Exercise, Progress, Quiz, User, utcnow
 from quizapp.models_instructor import AuditEntry, Extension
-from quizapp.services.errors import NotFound
+from quizapp.services.errors import BadRequest, NotFound
 from quizapp.services.schedules import Schedule, schedule_for
+from quizapp.services.text import db_safe
 from quizapp.services.variants import EXERCISE_ID_RE
+
+#: Longest reason kept with an extension, an override, an excusal or their removal (it is shown
+#: in the audit history and on the student's page).
+REASON_MAX = 500
+
+
+def reason_text(reason: Any, *, required: bool = False) -> str:
+    """An instructor's reason for a change to a student's grades, stripped: the one rule for
+    extensions, overrides, excusals and their removal.  Raises ``BadRequest`` naming
+    ``reason`` when it is not text, empty while ``required``, longer than ``REASON_MAX``
+    characters, or holds a NUL or lone surrogate (PostgreSQL cannot store them)."""
+    if reason is None:
+        reason = ""
+    if not isinstance(reason, str):
+        raise BadRequest("reason: must be text")
+    text = reason.strip()
+    if required and not text:
+        raise BadRequest("reason: a reason is required (it is kept in the audit history)")
+    if len(text) > REASON_MAX:
+        raise BadRequest(f"reason: at most {REASON_MAX} characters, got {len(text):,}")
+    if not db_safe(text):
+        raise BadRequest(
+            "reason: holds a NUL character or an invalid (surrogate) character; remove it"
+        )
+    return text
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,10 @@ from sqlalchemy.orm import Session
 from quizapp import coursetime
 from quizapp.models import Quiz, User, utcnow
 from quizapp.models_instructor import Extension
-from quizapp.services.audit import Actor, _audit, _live_quiz, _student
+from quizapp.services.audit import REASON_MAX, Actor, _audit, _live_quiz, _student, reason_text
 from quizapp.services.errors import BadRequest, NotFound
 from quizapp.services.schedules import quiz_zone, student_extension
 from quizapp.services.transactions import begin_write
-
-#: Longest reason kept with an extension (an override's reason is text of any length).
-REASON_MAX = 500
 
 
 def parse_credit(value: Any, field: str = "credit") -> float:
@@ -67,24 +64,23 @@ def _extension_values(ext: Extension | None) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class ExtensionRequest:
-    """One extension to grant: student, until (written or an instant), credit, reason."""
+    """One extension to grant: student, until (written or an instant), credit, reason (None:
+    not given, so a replaced extension keeps its reason)."""
 
     username: str
     until: Any
     credit: Any = 1.0
-    reason: str = ""
+    reason: str | None = None
     line: int | None = None
 
 
 def _checked_extension(
     session: Session, quiz: Quiz, request: ExtensionRequest
-) -> tuple[User, datetime, float, str]:
+) -> tuple[User, datetime, float, str | None]:
     user = _student(session, request.username)
     until = _extension_until(quiz, request.until)
     credit = parse_credit(1.0 if request.credit in (None, "") else request.credit)
-    reason = (request.reason or "").strip()
-    if len(reason) > REASON_MAX:
-        raise BadRequest(f"reason: at most {REASON_MAX} characters, got {len(reason)}")
+    reason = None if request.reason is None else reason_text(request.reason)
     return user, until, credit, reason
 
 
@@ -94,11 +90,13 @@ def _write_extension(
     user_id: int,
     until: datetime,
     credit: float,
-    reason: str,
+    reason: str | None,
     actor: Actor,
 ) -> Extension:
     row = student_extension(session, quiz_id, user_id)
     before = _extension_values(row)
+    if reason is None:  # not given: a replaced extension keeps its reason
+        reason = row.reason if row is not None else ""
     if row is None:
         row = Extension(user_id=user_id, quiz_id=quiz_id)
         session.add(row)
@@ -124,12 +122,13 @@ def set_extension(
     until: Any,
     *,
     credit: Any = 1.0,
-    reason: str = "",
+    reason: str | None = None,
     by: User | None = None,
 ) -> Extension:
     """Give student ``username`` their own closing time ``until`` on quiz ``quiz_id`` (replacing
-    an extension they had), answers after the quiz's ``closes`` and before ``until`` earning
-    ``credit``; the quiz's late periods follow ``until``.  Audited; commits.
+    an extension they had; ``reason`` None keeps its reason), answers after the quiz's
+    ``closes`` and before ``until`` earning ``credit``; the quiz's late periods follow
+    ``until``.  Audited; commits.
 
     ``until``: a written time in the course zone (``2026-12-10 12:00``; a date alone is the end
     of that day) or an aware datetime.  Raises ``NotFound`` (unknown quiz or student) or
@@ -171,7 +170,7 @@ def remove_extension(
         quiz_id=quiz_key,
         before=_extension_values(row),
         after=None,
-        reason=(reason or "").strip(),
+        reason=reason_text(reason),
     )
     session.delete(row)
     session.commit()
@@ -188,7 +187,7 @@ class ExtensionsError(BadRequest):
 
 
 def parse_extensions_csv(
-    text: str, *, until: Any = None, credit: Any = None, reason: str = ""
+    text: str, *, until: Any = None, credit: Any = None, reason: str | None = None
 ) -> list[ExtensionRequest]:
     """The rows of a roster CSV (a header with ``username``; optional ``until``, ``credit``,
     ``reason`` columns; other columns such as ``display_name`` and ``email`` of the roster
@@ -243,7 +242,7 @@ def extend_roster(
     :class:`ExtensionsError` listing them all by line.  Audited; commits."""
     quiz = _live_quiz(session, quiz_id)
     problems: list[str] = []
-    checked: list[tuple[User, datetime, float, str]] = []
+    checked: list[tuple[User, datetime, float, str | None]] = []
     seen: dict[int, int | None] = {}
     for request in requests:
         where = f"line {request.line}: " if request.line is not None else ""

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp.models import Progress, User, utcnow
-from quizapp.services.audit import Actor, _audit, _exercise, _student
+from quizapp.services.audit import Actor, _audit, _exercise, _student, reason_text
 from quizapp.services.errors import BadRequest
 from quizapp.services.points import exercise_points
 from quizapp.services.totals import refresh_user_totals
@@ -71,9 +71,7 @@ def set_override(
     exercise = _exercise(session, exercise_id)
     user = _student(session, username)
     number = parse_points(points, exercise.points)
-    text = (reason or "").strip()
-    if not text:
-        raise BadRequest("reason: a reason is required (it is kept in the audit history)")
+    text = reason_text(reason, required=True)
     actor = Actor.of(by)
     ex_id, user_id, ex_points = exercise.id, user.id, float(exercise.points)
     begin_write(session)
@@ -142,7 +140,7 @@ def remove_override(
         exercise_id=ex_id,
         before=before,
         after=None,
-        reason=(reason or "").strip(),
+        reason=reason_text(reason),
     )
     refresh_user_totals(session, user_id)
     session.commit()
