@@ -195,8 +195,11 @@ def test_solved_shows_the_solved_box_and_the_marked_answer(app) -> None:
     at = np.asarray(v.values["A"], dtype=float).T
     page = body(post_text(client, TRANSPOSE, "\n".join(" ".join(fmt(x) for x in r) for r in at)))
     assert '<p class="alert alert-done">Solved!' in page and "alert-out" not in page
-    grid = re.search(r'<table class="grid marked-grid">(.*?)</table>', page, re.S)
-    assert grid and grid.group(1).count("mark-right") == at.size
+    # Every entry right: said once, on the table (its class and caption), each value in a cell.
+    grid = re.search(r'<table class="grid marked-grid all-right">(.*?)</table>', page, re.S)
+    assert grid and "Every entry right" in grid.group(1)
+    values = re.findall(r"<td>([^<]*)</td>", grid.group(1))
+    assert [float(x) for x in values] == pytest.approx(at.ravel().tolist())
 
 
 # --------------------------------------------------------------------------------------------

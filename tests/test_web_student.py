@@ -88,8 +88,8 @@ def test_deck_system_correct_answer_in_the_grid(app) -> None:
     client = student(app)
     page = text(client.get(url_of(DECK)))
     # The grid has one labelled input per unknown; no solution before answering.
-    assert re.search(r'<input id="cell-0-0" name="cell-0-0" value="" aria-label="x">', page)
-    assert re.search(r'<input id="cell-1-0" name="cell-1-0" value="" aria-label="y">', page)
+    assert re.search(r'<input name="cell-0-0" value="" aria-label="x">', page)
+    assert re.search(r'<input name="cell-1-0" value="" aria-label="y">', page)
     assert "Worked solution" not in page and "A correct answer" not in page
     assert "<math" in page  # prompt rendered to MathML
     x = np.linalg.solve([[5, 1], [3, 2]], [15, 16])  # the deck's system: x = 2, y = 5
@@ -136,7 +136,7 @@ def test_partial_answer_marks_each_cell_right_or_wrong(app) -> None:
     assert page.count('class="cell mark-right"') == 5
     assert page.count('class="cell mark-wrong"') == 1
     # Not by colour alone: the box's name says it (the sign comes from the stylesheet).
-    assert re.search(r'id="cell-1-2" [^>]*aria-label="[^"]*\(wrong\)"', page)
+    assert re.search(r'name="cell-1-2" [^>]*aria-label="[^"]*\(wrong\)"', page)
     (sub,) = subs(app, WEIGHTS)
     assert sub.status == "partial"
     assert sub.score == pytest.approx(5 / 6)
@@ -389,6 +389,6 @@ def test_invalid_cell_in_the_grid_is_highlighted_and_kept(app) -> None:
     )
     assert "⚠ invalid" in page
     assert 'class="cell mark-invalid"' in page
-    assert re.search(r'id="cell-1-1" [^>]*aria-label="[^"]*\(cannot be read\)"', page)
-    assert 'id="cell-1-1" name="cell-1-1" value="abc"' in page  # typed values kept
+    assert re.search(r'name="cell-1-1" [^>]*aria-label="[^"]*\(cannot be read\)"', page)
+    assert 'name="cell-1-1" value="abc"' in page  # typed values kept
     assert 'id="attempts-left">3</strong>' in page
