@@ -438,7 +438,7 @@ def test_student_runs_out_of_attempts_and_sees_the_heatmap(
     unscaled = np_softmax_rows(Q @ K.T)
     page.goto(exercise_url(WEIGHTS))
     assert_math_rendered(page)
-    assert page.locator("form.grid-form input[id^=cell-]").count() == weights.size
+    assert page.locator("form.grid-form input[name^=cell-]").count() == weights.size
 
     # 1: forgot the 1/sqrt(d) (the mistake is named); 2: uniform weights; 3: a transpose.
     fill_grid(page, np.round(unscaled, 2).tolist())
