@@ -491,7 +491,9 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     order: list[str] = []
     for _ in range(60):
         page.keyboard.press("Tab")
-        focused = page.evaluate("document.activeElement.id || document.activeElement.tagName")
+        focused = page.evaluate(
+            "document.activeElement.id || document.activeElement.name || document.activeElement.tagName"
+        )
         order.append(focused)
         if focused == "cell-0-0":
             break
@@ -503,7 +505,7 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     seen = ["cell-0-0"]
     for _ in cells[1:]:
         page.keyboard.press("Tab")
-        seen.append(page.evaluate("document.activeElement.id"))
+        seen.append(page.evaluate("document.activeElement.name"))
     assert seen == cells
     page.keyboard.press("Tab")
     button = page.evaluate(
@@ -517,7 +519,7 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     # Type the answer with the keyboard only, Shift+Tab back to the first box; Enter submits.
     for _ in cells:
         page.keyboard.press("Shift+Tab")
-    assert page.evaluate("document.activeElement.id") == "cell-0-0"
+    assert page.evaluate("document.activeElement.name") == "cell-0-0"
     for i, (r, c) in enumerate(np.ndindex(expected.shape)):
         page.keyboard.type(fmt(expected[r, c]))
         if i < len(cells) - 1:
@@ -1338,6 +1340,12 @@ def contrast(fg: str, bg: str) -> float:
     return (a + 0.05) / (b + 0.05)
 
 
+#: A right (wrong) cell of a marked answer: marked itself, or unmarked in a table whose most
+#: common mark it is.
+MARKED_RIGHT = ".marked-grid td.mark-right, .marked-grid.all-right tbody td:not([class])"
+MARKED_WRONG = ".marked-grid td.mark-wrong, .marked-grid.all-wrong tbody td:not([class])"
+
+
 def test_right_and_wrong_colours_meet_wcag_aa_in_both_schemes(
     browser: Any, live_server: LiveServer
 ) -> None:
@@ -1357,10 +1365,10 @@ def test_right_and_wrong_colours_meet_wcag_aa_in_both_schemes(
     )
     finish(server, "col", WEIGHTS, [matrix_text(w)])
     pairs = {
-        # A mixed grid marks each cell; an all-wrong or all-right one marks the table.
-        PRODUCT: [".badge-partial", ".marked-grid td.mark-right", ".marked-grid td.mark-wrong"],
-        TRANSPOSE: [".alert-out", ".badge-incorrect", ".marked-grid.all-wrong tbody td"],
-        WEIGHTS: [".alert-done", ".badge-correct", ".marked-grid.all-right tbody td"],
+        # The table carries the most common mark, a cell the other one.
+        PRODUCT: [".badge-partial", MARKED_RIGHT, MARKED_WRONG],
+        TRANSPOSE: [".alert-out", ".badge-incorrect", MARKED_WRONG],
+        WEIGHTS: [".alert-done", ".badge-correct", MARKED_RIGHT],
     }
     for scheme in ("light", "dark"):
         ctx = new_context(browser, server, 1100, color_scheme=scheme)
