@@ -7,7 +7,7 @@ heatmaps, the submissions table); once solved (every part answered right); and w
 submissions (ten unreadable answers, which use no attempt, then every attempt wrong).  Every
 figure is measured on the page the server sends.  The page loads nothing from another origin and
 needs no build step (the static files it names are the repository's own files, served as they
-are).  docs/student-page.md lists the figures.
+are).  docs/exercise-page.md lists the figures.
 """
 
 from __future__ import annotations

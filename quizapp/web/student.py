@@ -29,7 +29,7 @@ bp = Blueprint("student", __name__)
 
 #: The submissions the exercise page lists (newest first); the rest are on the variant's
 #: submissions page (``student.submissions``), linked from there.  Three keep the page light
-#: (docs/student-page.md: its weight) and show the last answers a student compares.
+#: (docs/exercise-page.md: its weight) and show the last answers a student compares.
 HISTORY_ROWS = 3
 
 
