@@ -1365,8 +1365,9 @@ def test_right_and_wrong_colours_meet_wcag_aa_in_both_schemes(
     )
     finish(server, "col", WEIGHTS, [matrix_text(w)])
     pairs = {
-        # The table carries the most common mark, a cell the other one.
-        PRODUCT: [".badge-partial", MARKED_RIGHT, MARKED_WRONG],
+        # The signs beside the boxes (the cell's ::after, in the cell's colour); once finished,
+        # a marked table carries its most common mark, a cell the other one.
+        PRODUCT: [".badge-partial", "td.mark-right", "td.mark-wrong"],
         TRANSPOSE: [".alert-out", ".badge-incorrect", MARKED_WRONG],
         WEIGHTS: [".alert-done", ".badge-correct", MARKED_RIGHT],
     }
