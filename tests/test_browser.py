@@ -280,7 +280,7 @@ def np_softmax_rows(x: np.ndarray) -> np.ndarray:
 def fill_grid(page: Any, grid: list[list[Any]]) -> None:
     for r, row in enumerate(grid):
         for c, value in enumerate(row):
-            page.locator(f"#cell-{r}-{c}").fill(str(value))
+            page.locator(f"[name=cell-{r}-{c}]").fill(str(value))
 
 
 def submit_grid(page: Any) -> None:
@@ -303,7 +303,7 @@ def attempts_left(page: Any) -> int:
 
 
 def cell_background(page: Any, r: int, c: int) -> str:
-    return page.locator(f"#cell-{r}-{c}").evaluate("e => getComputedStyle(e).backgroundColor")
+    return page.locator(f"[name=cell-{r}-{c}]").evaluate("e => getComputedStyle(e).backgroundColor")
 
 
 def fmt(x: float) -> str:
@@ -351,8 +351,8 @@ def test_student_registers_answers_and_sees_the_worked_solution(
     assert "partly right" in text and "Score 50%" in text, text
     assert cell_background(page, 0, 0) == RIGHT_BG
     assert cell_background(page, 1, 0) == WRONG_BG
-    assert page.locator("td.mark-right #cell-0-0").count() == 1
-    assert page.locator("td.mark-wrong #cell-1-0").count() == 1
+    assert page.locator("td.mark-right [name=cell-0-0]").count() == 1
+    assert page.locator("td.mark-wrong [name=cell-1-0]").count() == 1
     assert attempts_left(page) == 2
     shot(page, server, "03-deck-partly-right")
 
@@ -408,15 +408,17 @@ def test_student_registers_answers_and_sees_the_worked_solution(
         # A transposed answer scores 0 and no cell counts (its equal diagonal included).
         right = symmetric and bool(np.isclose(wrong[r, c], AB[r, c]))
         assert cell_background(page, r, c) == (RIGHT_BG if right else WRONG_BG), (r, c)
-        assert float(page.locator(f"#cell-{r}-{c}").input_value()) == pytest.approx(wrong[r, c])
+        assert float(page.locator(f"[name=cell-{r}-{c}]").input_value()) == pytest.approx(
+            wrong[r, c]
+        )
     shot(page, server, "06-product-cells-coloured")
     for r, c in np.ndindex(AB.shape):
-        page.locator(f"#cell-{r}-{c}").fill("")
-    paste_into(page, "#cell-0-0", matrix_text(AB))
+        page.locator(f"[name=cell-{r}-{c}]").fill("")
+    paste_into(page, "[name=cell-0-0]", matrix_text(AB))
     # The page asks the server how the paste reads (the text box's reader), then fills the grid.
     expect(page.locator("form.grid-form .paste-status")).to_contain_text("Filled")
     for (r, c), value in np.ndenumerate(AB):
-        assert float(page.locator(f"#cell-{r}-{c}").input_value()) == pytest.approx(value)
+        assert float(page.locator(f"[name=cell-{r}-{c}]").input_value()) == pytest.approx(value)
     submit_grid(page)
     assert "Score 100%" in verdict(page)
     assert page.locator("form.grid-form").count() == 0  # solved: the worked solution instead
@@ -436,7 +438,7 @@ def test_student_runs_out_of_attempts_and_sees_the_heatmap(
     unscaled = np_softmax_rows(Q @ K.T)
     page.goto(exercise_url(WEIGHTS))
     assert_math_rendered(page)
-    assert page.locator("form.grid-form input[id^=cell-]").count() == weights.size
+    assert page.locator("form.grid-form input[name^=cell-]").count() == weights.size
 
     # 1: forgot the 1/sqrt(d) (the mistake is named); 2: uniform weights; 3: a transpose.
     fill_grid(page, np.round(unscaled, 2).tolist())
@@ -489,7 +491,9 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     order: list[str] = []
     for _ in range(60):
         page.keyboard.press("Tab")
-        focused = page.evaluate("document.activeElement.id || document.activeElement.tagName")
+        focused = page.evaluate(
+            "document.activeElement.id || document.activeElement.name || document.activeElement.tagName"
+        )
         order.append(focused)
         if focused == "cell-0-0":
             break
@@ -501,7 +505,7 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     seen = ["cell-0-0"]
     for _ in cells[1:]:
         page.keyboard.press("Tab")
-        seen.append(page.evaluate("document.activeElement.id"))
+        seen.append(page.evaluate("document.activeElement.name"))
     assert seen == cells
     page.keyboard.press("Tab")
     button = page.evaluate(
@@ -515,7 +519,7 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
     # Type the answer with the keyboard only, Shift+Tab back to the first box; Enter submits.
     for _ in cells:
         page.keyboard.press("Shift+Tab")
-    assert page.evaluate("document.activeElement.id") == "cell-0-0"
+    assert page.evaluate("document.activeElement.name") == "cell-0-0"
     for i, (r, c) in enumerate(np.ndindex(expected.shape)):
         page.keyboard.type(fmt(expected[r, c]))
         if i < len(cells) - 1:
@@ -528,7 +532,7 @@ def test_exercise_form_works_with_the_keyboard_alone(page: Any, live_server: Liv
 
     # Enter in the single-line answer of another exercise submits too (invalid: no attempt).
     page.goto(exercise_url(DECK))
-    page.locator("#cell-0-0").focus()
+    page.locator("[name=cell-0-0]").focus()
     page.keyboard.type("abc")
     with page.expect_navigation():
         page.keyboard.press("Enter")
@@ -608,7 +612,7 @@ def test_a_page_is_usable_on_a_phone(browser, live_server: LiveServer) -> None:
         # The whole 2 x 3 grid is on screen: no box hidden behind a sideways scroll.
         rows, cols = 2, 3
         for r, c in np.ndindex(rows, cols):
-            box = page.locator(f"#cell-{r}-{c}").bounding_box()
+            box = page.locator(f"[name=cell-{r}-{c}]").bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, (r, c)
         wrap = page.locator("form.grid-form .table-wrap")
         assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth"), "the grid scrolls sideways"
@@ -985,7 +989,7 @@ PASTES = {
 def grid_values(page: Any, shape: tuple[int, int]) -> np.ndarray:
     return np.array(
         [
-            [page.locator(f"#cell-{r}-{c}").input_value() or "nan" for c in range(shape[1])]
+            [page.locator(f"[name=cell-{r}-{c}]").input_value() or "nan" for c in range(shape[1])]
             for r in range(shape[0])
         ],
         dtype=float,
@@ -1003,9 +1007,13 @@ def test_pasting_any_format_the_text_box_reads_fills_the_grid_or_says_why_not(
     status = page.locator("form.grid-form .paste-status")
     for name, make in PASTES.items():
         for r, c in np.ndindex(ab.shape):
-            page.locator(f"#cell-{r}-{c}").fill("")
+            page.locator(f"[name=cell-{r}-{c}]").fill("")
         # Into the first box, and (the whole matrix) into the last box: both fill the grid.
-        target = "#cell-0-0" if name != "numpy" else f"#cell-{ab.shape[0] - 1}-{ab.shape[1] - 1}"
+        target = (
+            "[name=cell-0-0]"
+            if name != "numpy"
+            else f"[name=cell-{ab.shape[0] - 1}-{ab.shape[1] - 1}]"
+        )
         paste_into(page, target, make(ab))
         expect(status).to_contain_text("Filled")
         assert np.allclose(grid_values(page, ab.shape), ab), name
@@ -1016,21 +1024,21 @@ def test_pasting_any_format_the_text_box_reads_fills_the_grid_or_says_why_not(
     assert "Read as a 2×2 matrix" in page.locator("[data-preview=cells]").inner_text()
     # Another shape: nothing is filled, and the page says why.
     before = grid_values(page, ab.shape)
-    paste_into(page, "#cell-0-0", "1 2 3")
+    paste_into(page, "[name=cell-0-0]", "1 2 3")
     expect(status).to_contain_text("nothing was filled")
     text = status.inner_text()
     assert "1 × 3, but the grid is 2 × 2" in text, text
     assert np.array_equal(grid_values(page, ab.shape), before)
     # Unreadable: the reader's own message.
-    paste_into(page, "#cell-0-0", "[[1, 2], [3, 4]")
+    paste_into(page, "[name=cell-0-0]", "[[1, 2], [3, 4]")
     expect(status).to_contain_text("cannot be read")
     assert "is not closed" in status.inner_text() or "brackets" in status.inner_text()
     assert np.array_equal(grid_values(page, ab.shape), before)
     shot(page, server, "26-grid-paste-refused")
     # One number pastes as a browser paste does.
-    page.locator("#cell-0-0").fill("")
-    paste_into(page, "#cell-0-0", "0.25")
-    assert page.locator("#cell-0-0").input_value() == "0.25"
+    page.locator("[name=cell-0-0]").fill("")
+    paste_into(page, "[name=cell-0-0]", "0.25")
+    assert page.locator("[name=cell-0-0]").input_value() == "0.25"
     # A vector pasted as a row fills the column of the system's unknowns; the answer is right.
     spec = yaml.safe_load((EXERCISES / f"{DECK}.yaml").read_text(encoding="utf-8"))
     x = np.linalg.solve(
@@ -1039,7 +1047,7 @@ def test_pasting_any_format_the_text_box_reads_fills_the_grid_or_says_why_not(
     )
     page.goto(exercise_url(DECK))
     status = page.locator("form.grid-form .paste-status")
-    paste_into(page, "#cell-0-0", "[" + ", ".join(fmt(v) for v in x) + "]")
+    paste_into(page, "[name=cell-0-0]", "[" + ", ".join(fmt(v) for v in x) + "]")
     expect(status).to_contain_text("Filled")
     assert np.allclose(grid_values(page, (2, 1)).ravel(), x)
     submit_grid(page)
@@ -1048,16 +1056,16 @@ def test_pasting_any_format_the_text_box_reads_fills_the_grid_or_says_why_not(
     page.goto(exercise_url(FILL))
     status = page.locator("form.grid-form .paste-status")
     given = {
-        (r, c): page.locator(f"#cell-{r}-{c}").input_value()
+        (r, c): page.locator(f"[name=cell-{r}-{c}]").input_value()
         for r, c in np.ndindex(3, 3)
-        if page.locator(f"#cell-{r}-{c}").get_attribute("readonly") is not None
+        if page.locator(f"[name=cell-{r}-{c}]").get_attribute("readonly") is not None
     }
-    paste_into(page, "#cell-0-0", "\n".join(" ".join(["9"] * 3) for _ in range(3)))
+    paste_into(page, "[name=cell-0-0]", "\n".join(" ".join(["9"] * 3) for _ in range(3)))
     expect(status).to_contain_text("Filled")
     for (r, c), v in given.items():
-        assert page.locator(f"#cell-{r}-{c}").input_value() == v
+        assert page.locator(f"[name=cell-{r}-{c}]").input_value() == v
     filled = [
-        page.locator(f"#cell-{r}-{c}").input_value()
+        page.locator(f"[name=cell-{r}-{c}]").input_value()
         for r, c in np.ndindex(3, 3)
         if (r, c) not in given
     ]
@@ -1100,12 +1108,12 @@ def test_the_answer_preview_shows_the_reading_as_you_type_and_costs_nothing(
     # A grid: the preview appears once every box holds something.
     page.goto(exercise_url(PRODUCT))
     page.evaluate("window.__same_page = 2")
-    page.locator("#cell-0-0").fill("3/4")
-    page.locator("#cell-0-1").fill("1")
+    page.locator("[name=cell-0-0]").fill("3/4")
+    page.locator("[name=cell-0-1]").fill("1")
     page.wait_for_timeout(600)
     assert page.locator("[data-preview=cells] .preview-message").inner_text() == ""
-    page.locator("#cell-1-0").fill("-2")
-    page.locator("#cell-1-1").fill("2^3")
+    page.locator("[name=cell-1-0]").fill("-2")
+    page.locator("[name=cell-1-1]").fill("2^3")
     page.locator("[data-preview=cells] .preview-math math").wait_for()
     grid_box = page.locator("[data-preview=cells]")
     assert grid_box.locator("mn").all_text_contents() == ["0.75", "1", "2", "8"]
@@ -1204,10 +1212,15 @@ def test_a_finished_variant_keeps_its_marked_answer_and_tells_out_of_attempts_fr
     assert page.locator("p.alert-done").count() == 0
     marked = page.locator("table.marked-grid")
     assert marked.is_visible()
-    assert marked.locator("td.mark-wrong").count() == w.size
+    # Every entry wrong: said once (the table's class and caption), each cell crossed by the
+    # stylesheet, not by colour alone.
+    assert "all-wrong" in marked.get_attribute("class")
+    assert marked.locator("caption").text_content() == "Every entry wrong"
+    cells = marked.locator("tbody td")
+    assert cells.count() == w.size
+    assert "✗" in cells.first.evaluate("e => getComputedStyle(e, '::after').content")
     shown = [
-        float(re.match(r"\s*(-?[\d.]+(?:e-?\d+)?)", t).group(1))
-        for t in marked.locator("td.cell").all_inner_texts()
+        float(re.match(r"\s*(-?[\d.]+(?:e-?\d+)?)", t).group(1)) for t in cells.all_inner_texts()
     ]
     assert np.allclose(shown, (-w - 2.7).ravel())  # the last answer, cell by cell
     assert _unsplit_tokens(page, "pre.answer-text") == []
@@ -1224,7 +1237,7 @@ def test_a_finished_variant_keeps_its_marked_answer_and_tells_out_of_attempts_fr
     done = page.locator("p.alert-done")
     assert done.is_visible() and page.locator("p.alert-out").count() == 0
     assert done.evaluate("e => getComputedStyle(e).backgroundColor") != out_bg
-    assert page.locator("table.marked-grid td.mark-right").count() == ab.size
+    assert page.locator("table.marked-grid.all-right tbody td").count() == ab.size
     shot(page, server, "32-solved-marked-390px")
     ctx.close()
 
@@ -1237,7 +1250,7 @@ def test_an_unreadable_box_is_named_once(page: Any, live_server: LiveServer) -> 
     submit_grid(page)
     text = verdict(page)
     assert text.count("Unknown name 'x'") == 1 and "(in 'x')" not in text, text
-    assert page.locator("#cell-0-0[aria-invalid=true]").count() == 1
+    assert page.locator("[name=cell-0-0][aria-invalid=true]").count() == 1
     fill_grid(page, [["x", "y"], ["2", "3"]])
     submit_grid(page)
     text = verdict(page)
@@ -1327,6 +1340,12 @@ def contrast(fg: str, bg: str) -> float:
     return (a + 0.05) / (b + 0.05)
 
 
+#: A right (wrong) cell of a marked answer: marked itself, or unmarked in a table whose most
+#: common mark it is.
+MARKED_RIGHT = ".marked-grid td.mark-right, .marked-grid.all-right tbody td:not([class])"
+MARKED_WRONG = ".marked-grid td.mark-wrong, .marked-grid.all-wrong tbody td:not([class])"
+
+
 def test_right_and_wrong_colours_meet_wcag_aa_in_both_schemes(
     browser: Any, live_server: LiveServer
 ) -> None:
@@ -1346,9 +1365,11 @@ def test_right_and_wrong_colours_meet_wcag_aa_in_both_schemes(
     )
     finish(server, "col", WEIGHTS, [matrix_text(w)])
     pairs = {
-        PRODUCT: [".badge-partial", "td.mark-right .marker", "td.mark-wrong .marker"],
-        TRANSPOSE: [".alert-out", ".badge-incorrect", ".marked-grid td.mark-wrong"],
-        WEIGHTS: [".alert-done", ".badge-correct", ".marked-grid td.mark-right"],
+        # The signs beside the boxes (the cell's ::after, in the cell's colour); once finished,
+        # a marked table carries its most common mark, a cell the other one.
+        PRODUCT: [".badge-partial", "td.mark-right", "td.mark-wrong"],
+        TRANSPOSE: [".alert-out", ".badge-incorrect", MARKED_WRONG],
+        WEIGHTS: [".alert-done", ".badge-correct", MARKED_RIGHT],
     }
     for scheme in ("light", "dark"):
         ctx = new_context(browser, server, 1100, color_scheme=scheme)

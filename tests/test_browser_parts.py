@@ -41,7 +41,7 @@ STEPS = "05-attention/01a-weights-step-by-step"
 
 def fill_part(page: Any, name: str, grid: np.ndarray, digits: int) -> None:
     for (r, c), value in np.ndenumerate(grid):
-        page.locator(f"#part-{name}-cell-{r}-{c}").fill(f"{value:.{digits}f}")
+        page.locator(f"[name=part-{name}-cell-{r}-{c}]").fill(f"{value:.{digits}f}")
 
 
 def click(page: Any, label: str) -> None:
@@ -54,7 +54,7 @@ def part_section(page: Any, name: str) -> Any:
 
 
 def background(page: Any, name: str, r: int, c: int) -> str:
-    return page.locator(f"#part-{name}-cell-{r}-{c}").evaluate(
+    return page.locator(f"[name=part-{name}-cell-{r}-{c}]").evaluate(
         "e => getComputedStyle(e).backgroundColor"
     )
 
@@ -122,10 +122,10 @@ def test_an_unreadable_part_uses_no_attempt_and_says_which(
 ) -> None:
     register(page, "parts-ben")
     page.goto(f"/exercises/{STEPS}")
-    page.locator("#part-S-cell-0-0").fill("1,5")
-    page.locator("#part-W-cell-0-0").fill("0.5")
+    page.locator("[name=part-S-cell-0-0]").fill("1,5")
+    page.locator("[name=part-W-cell-0-0]").fill("0.5")
     click(page, "Submit all parts")
     assert "could not be read" in page.locator("section.verdict").inner_text()
     assert "used no attempt" in page.locator("main").inner_text()
     assert int(page.locator("#attempts-left").inner_text()) == 4
-    assert page.locator("#part-S-cell-0-0").get_attribute("aria-invalid") == "true"
+    assert page.locator("[name=part-S-cell-0-0]").get_attribute("aria-invalid") == "true"

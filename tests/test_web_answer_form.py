@@ -45,7 +45,7 @@ def test_every_unreadable_cell_of_an_invalid_grid_is_marked_and_listed(tmp_path:
     client = student(app, "ana")
     resp = post_cells(client, matrix, [["1", "abc", "3"], ["1,5", "2", ""]])
     page = resp.get_data(as_text=True)
-    marked = re.findall(r'id="(cell-\d-\d)"[^>]*aria-invalid="true"', page)
+    marked = re.findall(r'name="(cell-\d-\d)"[^>]*aria-invalid="true"', page)
     assert marked == ["cell-0-1", "cell-1-0", "cell-1-2"]
     items = re.findall(r'<ul class="cell-problems">(.*?)</ul>', page, re.S)
     assert items and len(re.findall(r"<li>", items[0])) == 3

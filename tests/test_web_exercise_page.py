@@ -178,13 +178,17 @@ def test_no_attempts_left_is_not_the_solved_box_and_the_marked_answer_stays(app)
     page = body(resp)
     assert '<p class="alert alert-out">No attempts left on this variant.' in page
     assert "alert-done" not in page
-    assert 'form class="grid-form"' not in page  # no form any more ...
-    grid = re.search(r'<table class="grid marked-grid">(.*?)</table>', page, re.S)
+    assert 'class="grid-form"' not in page  # no form any more ...
+    grid = re.search(r'<table class="grid marked-grid all-(right|wrong)">(.*?)</table>', page, re.S)
     assert grid, "the last answer with its marks is gone"  # ... but the marked answer stays
-    cells = re.findall(r'<td class="cell( mark-right| mark-wrong)">([^<]*)<', grid.group(1))
+    # The most common mark is the table's (its caption says so), the others are the cells'.
+    most = grid.group(1)
+    assert f'<caption class="visually-hidden">Every entry {most} unless marked' in grid.group(2)
+    tbody = grid.group(2).split("<tbody>", 1)[1]
+    cells = re.findall(r'<td(?: class="mark-(right|wrong)")?>([^<]*)<', tbody)
     assert [float(v) for _, v in cells] == pytest.approx(attempt.ravel().tolist())
-    marks = [m.strip() for m, _ in cells]
-    assert marks == ["mark-wrong", "mark-right", "mark-right", "mark-wrong"]
+    marks = [m or most for m, _ in cells]
+    assert marks == ["wrong", "right", "right", "wrong"]
     # And again on a later visit.
     assert "marked-grid" in body(client.get(url_of(PRODUCT)))
 
@@ -195,8 +199,11 @@ def test_solved_shows_the_solved_box_and_the_marked_answer(app) -> None:
     at = np.asarray(v.values["A"], dtype=float).T
     page = body(post_text(client, TRANSPOSE, "\n".join(" ".join(fmt(x) for x in r) for r in at)))
     assert '<p class="alert alert-done">Solved!' in page and "alert-out" not in page
-    grid = re.search(r'<table class="grid marked-grid">(.*?)</table>', page, re.S)
-    assert grid and grid.group(1).count("mark-right") == at.size
+    # Every entry right: said once, on the table (its class and caption), each value in a cell.
+    grid = re.search(r'<table class="grid marked-grid all-right">(.*?)</table>', page, re.S)
+    assert grid and "Every entry right" in grid.group(1)
+    values = re.findall(r"<td>([^<]*)</td>", grid.group(1).split("<tbody>", 1)[1])
+    assert [float(x) for x in values] == pytest.approx(at.ravel().tolist())
 
 
 # --------------------------------------------------------------------------------------------

@@ -52,8 +52,7 @@ def showable(value: Any) -> Any:
 class GridCell:
     """One input of an answer grid."""
 
-    name: str
-    id: str
+    name: str  # the form field (``cell-<row>-<column>``, 0-based); the box needs no id
     label: str
     value: str = ""
     given: bool = False
@@ -217,7 +216,6 @@ def build_form_view(
             row_cells.append(
                 GridCell(
                     name=CELL_NAME.format(r=r, c=c),
-                    id=f"cell-{r}-{c}",
                     label=", ".join(label_parts) or "value",
                     value=value,
                     given=g is not None,
@@ -607,7 +605,6 @@ def marked_answer(
         [
             GridCell(
                 name="",
-                id="",
                 label=f"row {r + 1}, column {c + 1}" if grid2.size > 1 else "your answer",
                 value=format_number(grid2[r, c]) if math.isfinite(grid2[r, c]) else "",
                 mark=None if marks is None else marks[r][c],

@@ -52,7 +52,6 @@ def _prefix(form: display.FormView, prefix: str) -> display.FormView:
     for row in form.grid:
         for cell in row:
             cell.name = prefix + cell.name
-            cell.id = prefix + cell.id
     for choice in form.choices:
         choice.id = prefix + choice.id
     return form

@@ -27,6 +27,11 @@ from quizapp.web.forms import EmptyForm
 
 bp = Blueprint("student", __name__)
 
+#: The submissions the exercise page lists (newest first); the rest are on the variant's
+#: submissions page (``student.submissions``), linked from there.  Three keep the page light
+#: (docs/exercise-page.md: its weight) and show the last answers a student compares.
+HISTORY_ROWS = 3
+
 
 def _user() -> User:
     return current_user._get_current_object()
@@ -183,6 +188,7 @@ def render_exercise(
         if state.finished and stored is not None
         else None,
         "answer_text": lambda sub: _answer_text(form, sub, pick_context),
+        "history_rows": HISTORY_ROWS,
         "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
@@ -341,6 +347,40 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
     keep = posted if result.verdict.get("status") == "invalid" and bank_variant is None else None
     return render_exercise(exercise, result=result, posted=keep)
+
+
+@bp.route("/exercises/<quiz_id>/<name>/submissions")
+@login_required
+def submissions(quiz_id: str, name: str) -> str:
+    """Every submission of the signed-in student on their current variant of the exercise,
+    newest first (the exercise page lists the latest ``HISTORY_ROWS``).  Creates no variant: an
+    exercise never opened has none to list."""
+    exercise, variant = services.get_exercise_and_variant(
+        current_session(), f"{quiz_id}/{name}", _user()
+    )
+    services.check_quiz_visible(exercise.quiz, _user())
+    rows: list[services.SubmissionRow] = []
+    title = exercise.title
+    answer_text: Any = None
+    if variant is not None:
+        title = page_markup(variant.page)["title"]
+        form = services.stored_answer_form(variant)
+        pick_context = (
+            services.stored_variant(variant).context if form.type in ("choice", "index") else None
+        )
+        rows = list(reversed(services.submission_rows(current_session(), variant.id)))
+
+        def answer_text(sub: Any) -> str:
+            return _answer_text(form, sub, pick_context)
+
+    return render_template(
+        "student/submissions.html",
+        exercise=exercise,
+        variant=variant,
+        title=title,
+        submissions=rows,
+        answer_text=answer_text,
+    )
 
 
 @bp.route("/exercises/<quiz_id>/<name>/new-variant", methods=["POST"])
