@@ -549,6 +549,13 @@ def test_a_503_tells_the_student_an_incident_id_and_the_instructor_the_details(
     inst_page = prof.get(f"/instructor/exercises/{DECK}").get_data(as_text=True)
     assert found.group(1) in inst_page and body["incident"] in inst_page
     assert "removed_kind" in inst_page
+    # Both incidents name the student, the API's (a bearer token, no session) too.
+    from quizapp.models_instructor import Incident
+
+    with app.app_context():
+        ana_id = services.find_user(db.session, "ana").id
+        for incident in (found.group(1), body["incident"]):
+            assert db.session.get(Incident, incident).user_id == ana_id, incident
     # An instructor opening the exercise as a student would sees the details at once.
     own = prof.get(url_of(DECK))
     assert own.status_code == 503 and "removed_kind" in own.get_data(as_text=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -112,7 +112,11 @@ def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
     exercise_id = err.exercise_id
     if exercise_id is None and "quiz_id" in args and "name" in args:
         exercise_id = f"{args['quiz_id']}/{args['name']}"
-    user_id = int(current_user.id) if current_user and current_user.is_authenticated else None
+    # The API's user (a bearer token) or the signed-in one: the incident names the student.
+    user = g.get("api_user") or (
+        current_user if current_user and current_user.is_authenticated else None
+    )
+    user_id = int(user.id) if user is not None else None
     cause = err.__cause__
     detail = err.message + (f" [{type(cause).__name__}: {cause}]" if cause is not None else "")
     incident = record_incident(
@@ -123,7 +127,7 @@ def _unavailable(err: Unavailable) -> tuple[Response | str, int]:
         path=f"{request.method} {request.path}",
     )
     message = STUDENT_MESSAGE.format(incident=incident)
-    if user_id is not None and getattr(current_user, "is_instructor", False):
+    if user_id is not None and getattr(user, "is_instructor", False):
         message += f" Details (shown to instructors only): {detail}"
     if wants_json():
         return jsonify({"error": message, "incident": incident}), 503
