@@ -625,3 +625,28 @@ def test_hostile_requests_to_the_real_server_get_4xx_and_store_nothing_wrong(
     assert hostile_id in stored
     assert services.decode_raw_answer(stored[hostile_id][1], stored[hostile_id][2]) == HOSTILE
     assert check_invariants(db_url)["submissions"] == 1
+
+
+def test_grade_on_a_seed_that_cannot_be_drawn_is_one_line_without_usage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broken exercise is not a misused command: no 'Usage:' block, exit 1, one line."""
+    from click.testing import CliRunner
+
+    from quizapp.bank.loader import Exercise
+    from quizapp.cli import main
+
+    drawn = Exercise.generate
+
+    def generate(self, seed, *args, **kwargs):  # seed 999 of every exercise cannot be drawn
+        if seed == 999:
+            raise ValueError("inv(): A is singular")
+        return drawn(self, seed, *args, **kwargs)
+
+    monkeypatch.setattr(Exercise, "generate", generate)
+    res = CliRunner().invoke(main, ["grade", DECK, "--seed", "999", "--answer", "1 1"])
+    assert res.exit_code == 1, res.output
+    assert "Usage:" not in res.output and "--help" not in res.output
+    assert res.output.strip() == (
+        f"Error: exercise '{DECK}' cannot generate the variant with seed 999: inv(): A is singular"
+    )

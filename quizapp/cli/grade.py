@@ -81,8 +81,8 @@ def _grade_exercise(
     """Grade against variant ``seed`` of a bank exercise, with its tolerance and detectors;
     ``answer`` is one text, or ``{part name: text}`` for a multi-part exercise.
 
-    Raises ``click.UsageError`` when the bank folder or the exercise does not exist, or the
-    variant cannot be generated.
+    Raises ``click.UsageError`` when the bank folder or the exercise does not exist, and
+    ``click.ClickException`` when the variant cannot be generated (a broken exercise).
     """
     if not bank_root.is_dir():
         raise click.UsageError(f"no exercise bank at {bank_root} (use --bank PATH)")
@@ -94,8 +94,8 @@ def _grade_exercise(
         raise click.UsageError(f"no exercise {exercise_id!r} in {bank_root}{detail}")
     try:
         variant = exercise.generate(seed)
-    except Exception as exc:  # a broken exercise: say which, never a traceback
-        raise click.UsageError(
+    except Exception as exc:  # a broken exercise, not a misused command: one line, exit 1
+        raise click.ClickException(
             f"exercise {exercise_id!r} cannot generate the variant with seed {seed}: {exc}"
         ) from None
     names = [p.name for p in variant.parts]
