@@ -106,10 +106,13 @@ def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
     if form.type == "vector":
         allowed.add((cols, rows))
     if posted not in allowed:
-        want = f"{rows} entries" if form.type == "vector" else f"{rows} × {cols}"
+        want = (
+            f"{rows} entries in one column or one row"
+            if form.type == "vector"
+            else f"{rows} × {cols} (rows × columns)"
+        )
         raise BadRequest(
-            f"The grid of cells must be {want} (rows × columns) for this exercise; got {got}. "
-            "It used no attempt."
+            f"The grid of cells must be {want} for this exercise; got {got}. It used no attempt."
         )
 
 
