@@ -925,6 +925,11 @@ def test_an_instructor_signs_a_student_out_everywhere_but_not_another_instructor
     resp = prof.post(f"/instructor/students/{cid}/sign-out", data={"csrf_token": token})
     assert resp.status_code == 403
     assert _is_signed_in(colleague)
+    # The colleague's page offers no button that can only be refused; it names the command.
+    colleague_page = prof.get(f"/instructor/students/{cid}").get_data(as_text=True)
+    assert "Sign out everywhere" not in colleague_page
+    assert "New password-reset link" not in colleague_page
+    assert "quizapp set-password otherprof" in colleague_page
     bob = signed_in(app, BOB)  # and a student cannot use the route at all
     bob_token = csrf_from(bob.get("/").get_data(as_text=True))
     resp = bob.post(f"/instructor/students/{aid}/sign-out", data={"csrf_token": bob_token})
