@@ -56,6 +56,7 @@ from quizapp.services.errors import (
 from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    PositionEntry,
     QuizPosition,
     QuizSummary,
     quiz_points,
@@ -125,6 +126,7 @@ __all__ = [
     "Forbidden",
     "NotFound",
     "PreviewResult",
+    "PositionEntry",
     "QuizPosition",
     "QuizSummary",
     "ServiceError",
