@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def refresh_notes(path: Path) -> int:
     """Replace the notes part of the results file ``path`` (from the notes' first heading on) by
-    the current ``benchmarks/NOTES.md``; the table and the machine stay as measured."""
+    the current ``benchmarks/NOTES.md`` and the history link, as :func:`markdown` ends it; the
+    table and the machine stay as measured."""
     notes = (ROOT / "benchmarks" / "NOTES.md").read_text(encoding="utf-8").strip()
     heading = notes.splitlines()[0]
     text = path.read_text(encoding="utf-8")
@@ -122,7 +123,7 @@ def refresh_notes(path: Path) -> int:
     if at < 0:
         print(f"{path} has no notes starting with {heading!r}; run the benchmarks instead")
         return 1
-    path.write_text(text[: at + 1] + notes + "\n", encoding="utf-8")
+    path.write_text(text[: at + 1] + notes + "\n\n" + HISTORY_LINK + "\n", encoding="utf-8")
     print(f"refreshed the notes of {path}")
     return 0
 

@@ -101,6 +101,27 @@ def test_applied_factors_cover_sqrt_d_and_its_reciprocal() -> None:
     assert applied_factor(-2.01) == -2.0
 
 
+def test_applied_factor_is_the_nearest_of_all_factors() -> None:
+    """The neighbours-only search (bisect) picks what a scan of every factor picks: around
+    each factor and both 2 % edges, and over random values of both signs and many magnitudes."""
+    import random
+
+    from quizapp.grading.mistakes import APPLIED_FACTORS, applied_factor
+
+    def scan(c: float) -> float | None:
+        best = min(APPLIED_FACTORS, key=lambda f: abs(c / f - 1.0))
+        return best if abs(c / best - 1.0) <= 0.02 else None
+
+    rng = random.Random(11)
+    offsets = (-0.03, -0.02, -0.0199, -0.005, 0.0, 1e-9, 0.005, 0.0199, 0.02, 0.03)
+    values = [f * (1 + d) for f in APPLIED_FACTORS for d in offsets]
+    values += [rng.choice((-1, 1)) * 10 ** rng.uniform(-8, 8) for _ in range(20_000)]
+    values += [1e-300, -1e300, 1.0, -1.0]
+    for c in values:
+        assert applied_factor(c) == scan(c), c
+    assert applied_factor(0.0) is None and applied_factor(math.nan) is None
+
+
 def test_scale_of_a_single_number_only_for_powers_of_ten() -> None:
     assert "100 times" in messages(grade("0.25", "25"))["scale"]
     assert "0.001 times" in messages(grade("2", "0.002"))["scale"]

@@ -18,6 +18,7 @@ every wrong answer; others run when their code is in ``grade(..., detectors=...)
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -255,7 +256,14 @@ def applied_factor(c: float) -> float | None:
     within 2 %: ``0.9972`` is rounding noise, not a factor anyone applied."""
     if not math.isfinite(c) or c == 0:
         return None
-    best = min(APPLIED_FACTORS, key=lambda f: abs(c / f - 1.0))
+    # Among factors of c's sign, |c/f - 1| falls as f nears c and rises after it, so the nearest
+    # is one of c's two neighbours in the sorted tuple (a factor of the other sign is at least 1
+    # away); the first of the two on a tie, as a scan of the whole tuple would pick.
+    i = bisect.bisect_left(APPLIED_FACTORS, c)
+    near = [f for f in APPLIED_FACTORS[max(i - 1, 0) : i + 1] if (f > 0) == (c > 0)]
+    if not near:
+        return None
+    best = min(near, key=lambda f: abs(c / f - 1.0))
     return best if abs(c / best - 1.0) <= 0.02 else None
 
 

@@ -61,6 +61,7 @@ from quizapp.services.errors import (
 from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
+    PositionEntry,
     QuizPosition,
     QuizSummary,
     quiz_points,
@@ -130,6 +131,7 @@ __all__ = [
     "Forbidden",
     "NotFound",
     "PreviewResult",
+    "PositionEntry",
     "QuizPosition",
     "QuizSummary",
     "ServiceError",
