@@ -193,6 +193,17 @@ def test_associativity_product_is_never_zero() -> None:
         assert not np.any(np.all(e == 0, axis=0)) and not np.any(np.all(e == 0, axis=1)), seed
 
 
+def test_cosine_similarity_is_never_a_guessable_plus_or_minus_one() -> None:
+    """q parallel to k (q = k in 5 of 400 seeds) made the answer ±1 without computing."""
+    ex = BANK.exercises["04-retrieval-and-softmax/17-cosine-similarity"]
+    for seed in range(400):
+        v = ex.generate(seed)
+        q, k = np.asarray(v.values["q"], float), np.asarray(v.values["k"], float)
+        cosine = q @ k / (np.linalg.norm(q) * np.linalg.norm(k))
+        assert float(v.expected) == pytest.approx(cosine)
+        assert abs(cosine) < 0.99, seed
+
+
 def test_multi_head_w_o_maps_back_to_d_model_with_full_rank() -> None:
     """W_O of rank 1 or with a zero column; and it must map back to d_model."""
     ex = BANK.exercises["05-attention/06-multi-head"]
