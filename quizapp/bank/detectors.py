@@ -149,14 +149,19 @@ def rows_dont_sum_to_one(
     if bad.size == 0:
         return None
     i = int(bad[0])
+    # The sum as the student adds it up: to the decimals the answer is asked in (the given cells
+    # are shown rounded to them), else to 3 significant figures.
+    total = (
+        f"{sums[i]:.{tol.digits}f}" if tol.mode == "decdig" and tol.digits else num(sums[i], 3)
+    )
     if a.ndim == 1:
         return Mistake(
             "rows_dont_sum_to_one",
-            f"Your entries sum to {num(sums[i], 3)}, not 1: softmax weights always add up to 1.",
+            f"Your entries sum to {total}, not 1: softmax weights always add up to 1.",
         )
     return Mistake(
         "rows_dont_sum_to_one",
-        f"Your rows don't sum to 1 (row {i + 1} sums to {num(sums[i], 3)}): each row of softmax "
+        f"Your rows don't sum to 1 (row {i + 1} sums to {total}): each row of softmax "
         "weights adds up to 1.",
     )
 
