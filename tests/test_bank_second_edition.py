@@ -56,7 +56,7 @@ def test_fill_in_weights_following_the_hint_is_correct() -> None:
 
 
 def test_a_row_that_does_not_sum_to_one_is_told_its_sum_as_the_student_adds_it() -> None:
-    """"row 2 sums to 0.931" for a row a student adds up to 0.93 (the given entries are shown to
+    """The message "row 2 sums to 0.931" for a row a student adds up to 0.93 (the given entries are shown to
     2 decimals): the sum is written to the decimals the answer is asked in."""
     ex = BANK.exercises["05-attention/08-fill-in-weights"]
     told = 0
@@ -70,7 +70,9 @@ def test_a_row_that_does_not_sum_to_one_is_told_its_sum_as_the_student_adds_it()
         j = int(np.nonzero(mask[i])[0][0])
         grid[i][j] = f"{float(grid[i][j]) + 0.07:.2f}"  # the row now sums to about 1.07
         verdict = grade_answer(v, grid)
-        m = re.search(r"row (\d+) sums to ([-\d.]+)\)", " ".join(m.message for m in verdict.mistakes))
+        m = re.search(
+            r"row (\d+) sums to ([-\d.]+)\)", " ".join(m.message for m in verdict.mistakes)
+        )
         if m is None:
             continue
         told += 1

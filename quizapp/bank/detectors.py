@@ -151,9 +151,7 @@ def rows_dont_sum_to_one(
     i = int(bad[0])
     # The sum as the student adds it up: to the decimals the answer is asked in (the given cells
     # are shown rounded to them), else to 3 significant figures.
-    total = (
-        f"{sums[i]:.{tol.digits}f}" if tol.mode == "decdig" and tol.digits else num(sums[i], 3)
-    )
+    total = f"{sums[i]:.{tol.digits}f}" if tol.mode == "decdig" and tol.digits else num(sums[i], 3)
     if a.ndim == 1:
         return Mistake(
             "rows_dont_sum_to_one",
