@@ -36,10 +36,10 @@ Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | None
 DETECTORS: dict[str, Detector] = {}
 
 
-def _register(code: str) -> Callable[[Detector], Detector]:
+def _register(code: str, *, explains: bool = True) -> Callable[[Detector], Detector]:
     def deco(fn: Detector) -> Detector:
         DETECTORS[code] = fn
-        return register_detector(code)(fn)
+        return register_detector(code, explains=explains)(fn)
 
     return deco
 
@@ -119,7 +119,9 @@ def authored_mistakes(
     return None
 
 
-@_register("rows_dont_sum_to_one")
+# An observation, not an explanation: it does not reproduce the answer (see
+# quizapp.grading.mistakes.reconcile_mistakes).
+@_register("rows_dont_sum_to_one", explains=False)
 def rows_dont_sum_to_one(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
 ) -> Mistake | None:
