@@ -349,3 +349,22 @@ def test_the_cli_prints_a_shared_sentence_once_with_its_codes(
     assert lines == [
         "mistake wrong_order, ab_transposed: " + grade_answer(v, _text(ab)).mistake_messages[0]
     ]
+
+
+def test_authored_mistakes_that_coincide_are_both_told_as_either() -> None:
+    ex = BANK.exercises["04-retrieval-and-softmax/17-cosine-similarity"]
+    either = alone = 0
+    for seed in range(80):
+        v = ex.generate(seed)
+        q, k = (np.asarray(v.values[name], dtype=float) for name in ("q", "k"))
+        dot = float(q @ k)  # the dot product only, not divided by the lengths
+        verdict = grade_answer(v, repr(round(dot, 2)))
+        if round(dot / np.linalg.norm(q), 2) == round(dot, 2):  # |q| = 1: one length is none
+            assert verdict.mistake_codes == ["dot_only", "one_length"], seed
+            [told] = _told(verdict)
+            assert told.startswith(EITHER + "that is the dot product q.k"), seed
+            either += 1
+        else:
+            assert verdict.mistake_codes == ["dot_only"], seed
+            alone += 1
+    assert either > 0 and alone > 0

@@ -1,6 +1,7 @@
 """Mistake detectors: name the misconception behind a wrong answer.
 
-A detector is ``fn(answer, expected, context) -> Mistake | None``:
+A detector is ``fn(answer, expected, context) -> Mistake | None`` (or a list of mistakes, for
+one detector that stands for several, e.g. an exercise author's list):
 
 - ``answer``: the parsed answer as a float ndarray.  When its shape could be matched to the
   expected one (same shape, or a 1-D/0-D answer with the same entries) it has the expected shape;
@@ -33,7 +34,7 @@ import numpy as np
 from quizapp.grading.compare import cells_close
 from quizapp.grading.types import Mistake, Tolerance
 
-Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | None"]
+Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | list[Mistake] | None"]
 
 _REGISTRY: dict[str, Detector] = {}
 #: Codes of the detectors that run on every wrong answer, in this order.
@@ -106,11 +107,13 @@ def run_detectors(
             except Exception:  # a detector's bug must not cost the student a verdict
                 _log.debug("mistake detector %r failed", code, exc_info=True)
                 continue
-            if not isinstance(mistake, Mistake | None):
+            several = mistake if isinstance(mistake, list) else [mistake]
+            if not all(isinstance(m, Mistake | None) for m in several):
                 _log.debug("mistake detector %r returned %r, not a Mistake", code, mistake)
                 continue
-            if mistake is not None and mistake.code not in [m.code for _, m in found]:
-                found.append((code, mistake))
+            for one in several:
+                if one is not None and one.code not in [m.code for _, m in found]:
+                    found.append((code, one))
     return reconcile_mistakes(found)
 
 
