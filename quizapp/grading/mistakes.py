@@ -119,9 +119,8 @@ def run_detectors(
 
 def _clause(message: str) -> str:
     """``message`` as a clause inside a longer sentence: its final full stop dropped (not an
-    ellipsis's) and its
-    first letter lowered when it starts an ordinary word ("You computed" -> "you computed", but
-    "AB is" stays)."""
+    ellipsis's) and its first letter lowered when it starts an ordinary word ("You computed" ->
+    "you computed", but "AB is" stays)."""
     text = message.strip()
     if text.endswith(".") and not text.endswith("..."):
         text = text[:-1]
