@@ -326,12 +326,14 @@ def check_exercise(
     prints: set[str] = set()
     count = 0
     repeats: dict[str, int] = {}
+    first: dict[str, CheckFailure] = {}  # where each message was first located
     generation_failures = 0
     seeds = list(seeds)
     for i, seed in enumerate(seeds):
         v, fails = check_variant(exercise, seed)
         for f in fails:
             repeats[f.message] = repeats.get(f.message, 0) + 1
+            first.setdefault(f.message, f)
             if repeats[f.message] <= REPORT_SAME:
                 failures.append(f)
         if v is not None:
@@ -359,6 +361,9 @@ def check_exercise(
                     exercise.id,
                     None,
                     f"{n - REPORT_SAME} more seeds failed with: {message}",
+                    first[message].file,
+                    first[message].line,
+                    first[message].column,
                     count=n - REPORT_SAME,
                 )
             )
