@@ -176,7 +176,6 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[Path, int, str]]:
         "decimals-values",
         "part",
         "templated",
-        "no-statement",
     ],
 )
 def test_validate_and_check_refuse_at_the_line(bad_files, name: str) -> None:
@@ -200,14 +199,30 @@ def test_validate_and_check_refuse_at_the_line(bad_files, name: str) -> None:
     assert all((f.file, f.line) == (str(path), line) for f in failures)
 
 
-def test_validate_names_the_tolerance_or_prompt_line(bad_files) -> None:
+def test_validate_names_the_part_tolerance_line(bad_files) -> None:
     path, _, _ = bad_files["part"]
     _, errors = load_exercise_file(path)
     assert errors[0].message.startswith("parts[2].tolerance: part y:"), errors
     assert errors[0].message.endswith("(seed 0)")
-    path, _, _ = bad_files["no-statement"]
-    _, errors = load_exercise_file(path)
-    assert errors[0].message.startswith("prompt: the prompt states no precision")
+
+
+def test_a_prompt_without_precision_is_a_validate_warning_and_a_check_failure(bad_files) -> None:
+    """validate warns at the prompt line (refusing would reject every file written before
+    prompts had to state a precision); check refuses it on every seed."""
+    from quizapp.bank.validate import missing_precision_warnings
+
+    path, line, says = bad_files["no-statement"]
+    exercise, errors = load_exercise_file(path)
+    assert errors == [] and exercise is not None
+    (warning,) = missing_precision_warnings(exercise)
+    assert (warning.file, warning.line) == (str(path), line)
+    assert warning.message.startswith("prompt: the prompt states no precision")
+    result = CliRunner().invoke(main, ["validate", str(path), "--seeds", "1"])
+    assert result.exit_code == 0
+    assert f"warning: {path}:{line}:1: prompt: the prompt states no precision" in result.output
+    failures = [f for f in check_exercise(exercise, range(5)) if says in f.message]
+    assert sum(f.count for f in failures) == 5, failures
+    assert all((f.file, f.line) == (str(path), line) for f in failures)
 
 
 # --- the bundled bank ----------------------------------------------------------------------

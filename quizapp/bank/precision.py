@@ -317,12 +317,15 @@ class PrecisionProblem:
     ``field``: the YAML line responsible, ``"prompt"`` (no or several precisions stated, a value
     that cannot be given as stated) or ``"tolerance"`` (the tolerance admits too much or too
     little); ``own_prompt``: the precision was read from the part's own prompt (else the
-    exercise's); ``message``: the sentence, prefixed ``part NAME: `` for a part."""
+    exercise's); ``message``: the sentence, prefixed ``part NAME: `` for a part; ``missing``:
+    the prompt states no precision at all (``quizapp validate`` warns of it, ``quizapp check``
+    refuses it)."""
 
     part: int | None
     field: Literal["prompt", "tolerance"]
     own_prompt: bool
     message: str
+    missing: bool = False
 
 
 def variant_precision_problems(v: Variant) -> list[PrecisionProblem]:
@@ -345,8 +348,10 @@ def variant_precision_problems(v: Variant) -> list[PrecisionProblem]:
     for index, one, prompt, own in answers:
         label = "" if index is None else f"part {v.parts[index].name}: "
 
-        def problem(field: Literal["prompt", "tolerance"], message: str) -> None:
-            out.append(PrecisionProblem(index, field, own, label + message))  # noqa: B023
+        def problem(
+            field: Literal["prompt", "tolerance"], message: str, missing: bool = False
+        ) -> None:
+            out.append(PrecisionProblem(index, field, own, label + message, missing))  # noqa: B023
 
         form = one.answer_form
         try:
@@ -365,6 +370,7 @@ def variant_precision_problems(v: Variant) -> list[PrecisionProblem]:
                 else "the prompt states several precisions ("
                 + " and ".join(sorted(p.phrase() for p in found))
                 + "): state one",
+                missing=not found,
             )
             continue
         precision = found.pop()

@@ -529,6 +529,15 @@ def _check_seed_precision(
     from quizapp.bank.loader import Exercise
 
     exercise = Exercise(file, "", file, part_points_total(spec), "", "", kind, params)
+    return [e for e, missing in _seed_precision_problems(exercise, data, located) if not missing]
+
+
+def _seed_precision_problems(
+    exercise: Any, data: dict[str, Any], located: Located
+) -> list[tuple[BankError, bool]]:
+    """:func:`quizapp.bank.precision.variant_precision_problems` of ``exercise``'s variant of
+    :data:`PRECISION_SEED`, located, each with its ``missing`` flag; [] when it does not
+    generate (the generation checks report that)."""
     try:
         v = exercise.generate(PRECISION_SEED)
     except Exception:  # noqa: BLE001 - reported by the generation checks and sample_problems
@@ -536,8 +545,25 @@ def _check_seed_precision(
     out = []
     for problem in variant_precision_problems(v):
         label, mark = precision_mark(data, located, problem)
-        out.append(_at(file, mark, f"{label}: {problem.message} (seed {PRECISION_SEED})"))
+        message = f"{label}: {problem.message} (seed {PRECISION_SEED})"
+        out.append((_at(exercise.path, mark, message), problem.missing))
     return out
+
+
+def missing_precision_warnings(exercise: Any) -> list[BankError]:
+    """The numeric answers of ``exercise`` (a loaded ``quizapp.bank.loader.Exercise``) whose
+    prompt, at seed 0, states no precision, at the prompt's line: ``quizapp validate`` prints
+    them as warnings (a refusal would reject every file written before prompts had to state
+    one), ``quizapp check`` refuses them on every seed."""
+    from quizapp.bank.yamlio import parse_yaml
+
+    try:
+        data, located = parse_yaml(exercise.source, exercise.path)
+    except BankError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [e for e, missing in _seed_precision_problems(exercise, data, located) if missing]
 
 
 def precision_mark(
