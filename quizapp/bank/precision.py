@@ -3,8 +3,8 @@
 Every prompt whose answer is a number says how precise the answer must be, in one of three
 phrases (the README's authoring rule): "Give exact values." (integers or simple fractions),
 "to N decimal places", or "to N significant figures".  This module reads that phrase
-(:func:`stated_precision`), decides whether a tolerance agrees with it (:func:`tolerance_problem`,
-used by ``quizapp validate``), gives the tolerance an exact prompt gets by default
+(:func:`stated_precision`), decides whether a tolerance agrees with it (:func:`acceptance_problem`,
+and :func:`variant_precision_problems` for a whole variant), gives the tolerance an exact prompt gets by default
 (:data:`EXACT_TOLERANCE`), and writes the expected answer of a variant the way the phrase asks
 (:func:`answer_as_stated`, graded by ``quizapp check`` on every seed).  Pure: no Flask, no
 database.
@@ -34,10 +34,18 @@ fewer digits is then refused, except by luck of its digits).  The units:
   the few units in the last place that :mod:`quizapp.grading.compare` always allows separate an
   answer from the key), no lower bound.
 
+Sources: half a unit is what correct rounding may be off by (the grader's own ``sigfig`` and
+``decdig`` accept 0.51 of it, PrairieLearn's factor); one unit at most is issue 16's "a student's
+honest intermediate rounding".  The rule before it bounded ``atol`` alone (below half a unit of
+the place before, ``5·10^-N``) and ``rtol`` alone (up to 5 %), never their sum, which let
+``{rtol: 0.02, atol: 0.03}`` accept 1.60 for 1.66 under "2 decimal places".
+
 ``quizapp validate`` applies the rule to the YAML at :data:`PROBES` (0 and 1: a tolerance that
 fails there fails for any answer of ordinary size) and to the variant of seed 0
 (:func:`variant_precision_problems`, prompts rendered, every part); ``quizapp check`` applies it
-to every seed it samples.
+to every seed it samples.  A prompt that states no precision at all is a located warning of
+``quizapp validate`` (files written before the rule still load) and a failure of ``quizapp
+check``.
 """
 
 from __future__ import annotations
