@@ -90,7 +90,13 @@ def test_latex_that_does_not_convert_is_reported(faulty: str) -> None:
         ("Copy ${{ M }}$.", "", "states no precision"),
         ("Copy ${{ M }}$ to 2 decimal places, or to 3 significant figures.", "", "several"),
         ("Copy ${{ M }}$. Give exact values.", "tolerance: {rtol: 0.01}\n", "1.00% off"),
-        ("Copy ${{ M }}$ to 2 decimal places.", "", "rejects values near 0"),
+        # the default tolerance (rtol 1 %) accepts more than one unit at the values 1 to 8
+        ("Copy ${{ M }}$ to 2 decimal places.", "", "where 2 decimal places allow"),
+        (
+            "Copy ${{ M }}$ to 2 decimal places.",
+            "tolerance: {rtol: 0.01, atol: 0.01}\n",
+            "atol: 0.01} accepts answers",
+        ),
         ("Copy ${{ M }}$ to 2 decimal places.", "tolerance: {decdig: 3}\n", "{decdig: 2}"),
         ("Copy ${{ M }}$ to 3 significant figures.", "tolerance: {decdig: 3}\n", "{sigfig: 3}"),
     ],
@@ -107,10 +113,9 @@ def test_check_grades_the_answer_given_as_the_prompt_says(faulty: str) -> None:
     ex = _exercise(faulty, "none", "Copy ${{ M }}$. Give exact values.")
     v = ex.generate(0)
     v.expected = v.expected / 7.0001
-    from quizapp.bank.check import _check_stated_precision
+    from quizapp.bank.precision import variant_precision_problems
 
-    said: list[str] = []
-    _check_stated_precision(v, said.append)
+    said = [p.message for p in variant_precision_problems(v)]
     assert any("not a fraction" in m for m in said), said
 
 

@@ -16,7 +16,7 @@ from quizapp.cli import main
 SOLVE = """\
 title: Solve a 2x2 system
 kind: expression
-tolerance: {rtol: 0.001}
+tolerance: {sigfig: 4}
 variables:
   A: {matrix: [2, 2], integers: [-4, 4]}
   b: {vector: 2, integers: [-5, 5]}

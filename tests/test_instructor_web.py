@@ -276,19 +276,19 @@ def test_excusal_buttons_change_the_gradebook(app) -> None:
 def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
     from test_instructor_support import sync
 
-    # The deck's prompt says exact (graded exactly); a prompt that states its precision may be
-    # graded at 1 %, and then at a tightened tolerance (each stated in the prompt, which sync
-    # requires).
+    # The deck's prompt says exact (graded exactly); a prompt that states 2 significant figures
+    # is graded to 2, and then to a tightened 7 (each tolerance agreeing with its prompt, which
+    # sync requires).
     path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
     text = path.read_text().replace(
-        "Give exact values.", "Give each value to 3 significant figures."
+        "Give exact values.", "Give each value to 2 significant figures."
     )
-    path.write_text(text + "tolerance: {rtol: 0.01}\n", encoding="utf-8")
+    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
     sync(app)
     add_user(app, "ana")
-    submit(app, "ana", DECK, "2.01, 5", at(1))  # x 0.5 % off: correct at rtol 1 %
-    tight = text.replace("3 significant figures", "7 significant figures")
-    path.write_text(tight + "tolerance: {rtol: 0.000001}\n", encoding="utf-8")
+    submit(app, "ana", DECK, "2.01, 5", at(1))  # x 0.01 off: correct to 2 significant figures
+    tight = text.replace("2 significant figures", "7 significant figures")
+    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
     sync(app)
     prof = instructor(app)
     token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))

@@ -605,15 +605,16 @@ def test_regrade_of_a_built_in_kind_with_steps_applies_the_new_tolerance_to_its_
     S = Q @ K.T
     Z = S / np.sqrt(Q.shape[1])
     W = softmax_rows(Z)
-    off = np.round(W, 2) + 0.03  # wrong at 2 decimals, right at 1 (0.051)
+    off = W + 0.008  # wrong at {decdig: 2} (0.0051), right within one unit (atol 0.01)
     result = submit(
         app,
         "ana",
         PIPELINE,
-        {"S": lines(S, 0), "Z": lines(Z, 2), "W": lines(off, 2), "O": lines(W @ V, 2)},
+        {"S": lines(S, 0), "Z": lines(Z, 2), "W": lines(off, 3), "O": lines(W @ V, 2)},
     )
     assert result.verdict["parts"]["W"]["status"] == "incorrect"
-    _edit(app, PIPELINE, "tolerance: {decdig: 2}", "tolerance: {decdig: 1}")
+    # (a looser tolerance that still agrees with the parts' "2 decimal places": one unit)
+    _edit(app, PIPELINE, "tolerance: {decdig: 2}", "tolerance: {rtol: 0, atol: 0.01}")
     sync(app)
     with app.app_context():
         summary = regrade_exercise(db.session, PIPELINE)
@@ -624,6 +625,11 @@ def test_regrade_of_a_built_in_kind_with_steps_applies_the_new_tolerance_to_its_
     with app.app_context():
         stored = services.stored_variant(db.session.get(Variant, sub.variant_id))
     # every part the exercise's new tolerance, but S, whose prompt says exact (graded exactly)
-    assert [p.tolerance.digits for p in stored.parts] == [None, 1, 1, 1]
+    assert [(p.tolerance.rtol, p.tolerance.atol) for p in stored.parts] == [
+        (0.0, 0.0),
+        (0.0, 0.01),
+        (0.0, 0.01),
+        (0.0, 0.01),
+    ]
     assert "exact" in stored.parts[0].prompt and stored.parts[0].tolerance.atol == 0
     np.testing.assert_allclose(stored.parts[2].expected, W, rtol=1e-12)  # the stored key

@@ -31,13 +31,7 @@ import numpy as np
 from quizapp.bank.answers import expected_answer_text, grade_answer
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
-from quizapp.bank.precision import (
-    NUMERIC_FORMS,
-    NotStatable,
-    answer_as_stated,
-    precision_statements,
-    tolerance_problem,
-)
+from quizapp.bank.precision import variant_precision_problems
 from quizapp.bank.schema import ExpressionSpec
 from quizapp.bank.types import Variant
 from quizapp.bank.yamlio import BankError
@@ -227,7 +221,7 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         problem = render_problem(text)
         if problem:
             fail(f"{label} {problem}")
-    _check_stated_precision(v, fail)
+    _check_stated_precision(exercise, v, fails.append)
     try:
         if v.parts:
             from quizapp.bank.parts import expected_part_answers
@@ -264,56 +258,47 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
     return v, fails
 
 
-def _check_stated_precision(v: Variant, fail: Callable[[str], None]) -> None:
-    """A numeric answer's prompt states one precision, the tolerance agrees with it, and the
-    expected answer given as the prompt says (rounded, or as exact fractions) grades correct.
-    A multi-part variant is checked part by part: each part's prompt states its precision (the
-    exercise's prompt, when the part's states none) for the part's tolerance."""
-    if not v.parts:
-        _check_precision_of(v, v.prompt, "", fail)
+def _check_stated_precision(
+    exercise: Exercise, v: Variant, fail: Callable[[CheckFailure], None]
+) -> None:
+    """A numeric answer's prompt states one precision, the tolerance agrees with it at every
+    expected entry, and the expected answer given as the prompt says grades correct: the one
+    rule, :func:`quizapp.bank.precision.variant_precision_problems` (part by part for a
+    multi-part variant), each failure at the YAML line responsible (the tolerance, or the
+    prompt line stating the precision; :func:`quizapp.bank.validate.precision_mark`)."""
+    problems = variant_precision_problems(v)
+    if not problems:
         return
-    from quizapp.bank.parts import part_variant
+    from quizapp.bank.validate import precision_mark
 
-    for p in v.parts:
-        prompt = p.prompt if precision_statements(p.prompt) else v.prompt
-        _check_precision_of(part_variant(v, p), prompt, f"part {p.name}: ", fail)
-
-
-def _check_precision_of(v: Variant, prompt: str, label: str, fail: Callable[[str], None]) -> None:
-    """:func:`_check_stated_precision` of one answer (a variant, or one part's), its precision
-    read from ``prompt``; each failure prefixed with ``label``."""
-    form = v.answer_form
-    if form.type not in NUMERIC_FORMS or not _finite(v.expected):
-        return  # a key that is not finite is reported on its own
-    found = precision_statements(prompt)
-    if len(found) != 1:
+    parsed = _parsed(exercise.source, exercise.path)
+    for problem in problems:
+        if parsed is None or not isinstance(parsed[0], dict):
+            fail(CheckFailure(exercise.id, v.seed, problem.message))
+            continue
+        label, mark = precision_mark(parsed[0], parsed[1], problem)
         fail(
-            label
-            + (
-                "the prompt states no precision for its numeric answer: say 'Give exact "
-                "values.', 'to N decimal places' or 'to N significant figures'"
-                if not found
-                else "the prompt states several precisions ("
-                + " and ".join(sorted(p.phrase() for p in found))
-                + "): state one"
+            CheckFailure(
+                exercise.id,
+                v.seed,
+                f"{label}: {problem.message}",
+                exercise.path,
+                mark.line,
+                mark.column,
             )
         )
-        return
-    precision = found.pop()
-    problem = tolerance_problem(precision, v.tolerance)
-    if problem:
-        fail(label + problem)
+
+
+@lru_cache(maxsize=256)
+def _parsed(source: str, path: str) -> tuple[Any, Any] | None:
+    """The YAML of an exercise with its positions (None when it does not parse), cached: the
+    precision failures of many seeds of one exercise are located in one parse."""
+    from quizapp.bank.yamlio import parse_yaml
+
     try:
-        text = answer_as_stated(v.expected, form.type, form.count, precision)
-    except NotStatable as exc:
-        fail(label + str(exc))
-        return
-    verdict = grade_answer(v, text)
-    if verdict.status != "correct":
-        fail(
-            f"{label}the expected answer given as the prompt says ({precision.phrase()}), "
-            f"{text!r}, is graded {verdict.status}: {verdict.message}"
-        )
+        return parse_yaml(source, path)
+    except BankError:
+        return None
 
 
 def _check_parts(v: Variant) -> list[str]:
@@ -406,6 +391,7 @@ def check_exercise(
     prints: set[str] = set()
     count = 0
     repeats: dict[str, int] = {}
+    first: dict[str, CheckFailure] = {}  # where each message was first located
     generation_failures = 0
     seeds = list(seeds)
     coincide: dict[tuple[str, str], list[int]] = {}  # pair of codes -> the seeds
@@ -421,6 +407,7 @@ def check_exercise(
             if f.warning:
                 continue  # counted per exercise below
             repeats[f.message] = repeats.get(f.message, 0) + 1
+            first.setdefault(f.message, f)
             if repeats[f.message] <= REPORT_SAME:
                 failures.append(f)
         if v is not None:
@@ -448,6 +435,9 @@ def check_exercise(
                     exercise.id,
                     None,
                     f"{n - REPORT_SAME} more seeds failed with: {message}",
+                    first[message].file,
+                    first[message].line,
+                    first[message].column,
                     count=n - REPORT_SAME,
                 )
             )

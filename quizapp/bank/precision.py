@@ -3,23 +3,49 @@
 Every prompt whose answer is a number says how precise the answer must be, in one of three
 phrases (the README's authoring rule): "Give exact values." (integers or simple fractions),
 "to N decimal places", or "to N significant figures".  This module reads that phrase
-(:func:`stated_precision`), decides whether a tolerance agrees with it (:func:`tolerance_problem`,
-used by ``quizapp validate``), gives the tolerance an exact prompt gets by default
+(:func:`stated_precision`), decides whether a tolerance agrees with it (:func:`acceptance_problem`,
+and :func:`variant_precision_problems` for a whole variant), gives the tolerance an exact prompt gets by default
 (:data:`EXACT_TOLERANCE`), and writes the expected answer of a variant the way the phrase asks
 (:func:`answer_as_stated`, graded by ``quizapp check`` on every seed).  Pure: no Flask, no
 database.
 
-Agreement (a tolerance *agrees* when every answer given as the prompt says is accepted, and an
-answer given less precisely is not accepted wholesale):
+Agreement is one rule, :func:`acceptance_problem`, judged at each expected entry ``x`` on the
+*acceptance width* ``w(x)``, the largest ``|answer - x|`` the grader accepts
+(:func:`quizapp.grading.compare.tolerance_bound`: ``atol + rtol*|x|`` for ``relabs``, as
+``numpy.isclose``; ``0.51`` of a unit in the N-th place for ``decdig``/``sigfig``).  With ``u(x)``
+one unit of the stated precision at ``x`` (:func:`precision_unit`), a tolerance agrees when
 
-- exact: ``relabs`` with ``rtol`` and ``atol`` at most ``1e-9`` (the default for a prompt that
-  says exact: ``rtol = atol = 0``, so only the few units in the last place that
-  :mod:`quizapp.grading.compare` always allows separate an answer from the key);
-- N decimal places: ``{decdig: N}``, or ``relabs`` with ``0.5·10^-N <= atol < 5·10^-N`` (half a
-  unit in the N-th place up to, not including, half a unit in the place before) and ``rtol <=
-  0.05``;
-- N significant figures: ``{sigfig: N}``, or ``relabs`` with ``0.5·10^(1-N) <= rtol <
-  5·10^(1-N)``.
+    ``ROUNDING * u(x) <= w(x) <= ALLOWED_UNITS * u(x)``  (:data:`ROUNDING` = 0.5, :data:`ALLOWED_UNITS` = 1)
+
+for every entry: every answer correctly rounded as the prompt says (off by at most half a unit)
+is accepted, and nothing further off than one unit is (one unit, not half: a student who keeps
+the digits the prompt asks for in intermediate steps may land one unit off; an answer given to
+fewer digits is then refused, except by luck of its digits).  The units:
+
+- N decimal places: ``u = 10^-N`` (so ``{decdig: N}``, or ``{rtol: 0, atol: 10^-N}``; any
+  ``rtol`` widens the width with ``|x|`` and is refused once ``atol + rtol*|x|`` exceeds
+  ``10^-N``: ``{rtol: 0.02, atol: 0.03}`` accepts 88.5 for 90);
+- N significant figures: ``u(x) = 10^(floor(log10|x|) - N + 1)``, one unit in the N-th
+  significant figure of ``x``, its magnitude read as the grader reads it (``10^(1-N)`` at 0,
+  where no lower bound applies: 0 is typed exactly).  ``{sigfig: N}`` agrees everywhere; an
+  ``rtol`` cannot (``rtol*|x|`` spans a factor 10 of ``u`` across a decade);
+- exact: ``w(x) <= EXACT_SLACK * (1 + |x|)`` (``rtol`` and ``atol`` up to ``1e-9``: floating-point
+  noise of a computed key; the default for a prompt that says exact is ``rtol = atol = 0``, so only
+  the few units in the last place that :mod:`quizapp.grading.compare` always allows separate an
+  answer from the key), no lower bound.
+
+Sources: half a unit is what correct rounding may be off by (the grader's own ``sigfig`` and
+``decdig`` accept 0.51 of it, PrairieLearn's factor); one unit at most is issue 16's "a student's
+honest intermediate rounding".  The rule before it bounded ``atol`` alone (below half a unit of
+the place before, ``5·10^-N``) and ``rtol`` alone (up to 5 %), never their sum, which let
+``{rtol: 0.02, atol: 0.03}`` accept 1.60 for 1.66 under "2 decimal places".
+
+``quizapp validate`` applies the rule to the YAML at :data:`PROBES` (0 and 1: a tolerance that
+fails there fails for any answer of ordinary size) and to the variant of seed 0
+(:func:`variant_precision_problems`, prompts rendered, every part); ``quizapp check`` applies it
+to every seed it samples.  A prompt that states no precision at all is a located warning of
+``quizapp validate`` (files written before the rule still load) and a failure of ``quizapp
+check``.
 """
 
 from __future__ import annotations
@@ -31,6 +57,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from quizapp.bank.types import Variant
+from quizapp.grading.compare import DIGITS_FACTOR, tolerance_bound
 from quizapp.grading.types import Tolerance
 
 #: The tolerance of a prompt that says "exact" and writes no ``tolerance:``.
@@ -107,59 +135,128 @@ def _describe(tol: Tolerance) -> str:
     return f"{{{tol.mode}: {tol.digits}}}"
 
 
-def tolerance_problem(precision: Precision, tolerance: Tolerance) -> str | None:
-    """Why ``tolerance`` disagrees with ``precision`` (rules in the module docstring), as a
-    sentence naming the fix, or None when they agree."""
-    tol = tolerance
-    shown = _describe(tol)
-    if precision.mode == "exact":
-        if tol.mode == "relabs" and tol.rtol <= EXACT_SLACK and tol.atol <= EXACT_SLACK:
-            return None
-        loose = (
-            f"accepts answers {tol.rtol:.2%} off"
-            if tol.mode == "relabs" and tol.rtol > EXACT_SLACK
-            else f"accepts answers that are not exact ({shown})"
-        )
-        return (
-            f"the prompt asks for exact values, but the tolerance {shown} {loose}: leave "
-            "tolerance out (exact prompts get {rtol: 0, atol: 0}) or state the precision in "
-            "the prompt (to N decimal places, to N significant figures)"
-        )
-    n = precision.digits
+#: Share of a unit of the stated precision by which a correctly rounded answer may be off: the
+#: width a tolerance must at least accept.
+ROUNDING = 0.5
+#: Units of the stated precision a tolerance may accept at most (one: a student who keeps the
+#: stated digits through intermediate steps may land one unit off; see the module docstring).
+ALLOWED_UNITS = 1.0
+#: The expected values a tolerance is judged at without a variant (``quizapp validate``'s YAML
+#: check): 0 and 1.
+PROBES = (0.0, 1.0)
+#: Relative room on the comparisons of widths (binary rounding never decides: ``0.01 + 0``).
+_WIDTH_SLACK = 1e-9
+
+
+def precision_unit(precision: Precision, expected: Any) -> np.ndarray:
+    """One unit of ``precision`` at each expected entry (float array of ``expected``'s shape):
+    ``10^-N`` for N decimal places; one unit in the N-th significant figure of ``x`` for N
+    significant figures (the grader's reading of the magnitude,
+    :func:`quizapp.grading.compare.tolerance_bound` divided by its
+    :data:`~quizapp.grading.compare.DIGITS_FACTOR`); :data:`EXACT_SLACK` ``* (1 + |x|)`` for
+    exact (the largest width an exact prompt allows)."""
+    x = np.abs(np.asarray(expected, dtype=float))
     if precision.mode == "decimals":
-        if tol.mode == "decdig":
-            if tol.digits == n:
-                return None
-            return f"the prompt asks for {precision.phrase()}, but the tolerance is {shown}: write tolerance: {{decdig: {n}}}"
-        if tol.mode == "relabs":
-            low, high = 0.5 * 10.0**-n, 5 * 10.0**-n
-            if low <= tol.atol < high and tol.rtol <= 0.05:
-                return None
-            return (
-                f"the prompt asks for {precision.phrase()}, but the tolerance {shown} "
-                + (
-                    f"rejects values near 0 given so (atol below {low:g})"
-                    if tol.atol < low
-                    else "accepts answers given less precisely"
-                )
-                + f": write tolerance: {{decdig: {n}}} (or an atol from {low:g} up to below {high:g})"
-            )
-        return f"the prompt asks for {precision.phrase()}, but the tolerance is {shown}: write tolerance: {{decdig: {n}}}"
-    # significant figures
-    if tol.mode == "sigfig":
-        if tol.digits == n:
-            return None
-        return f"the prompt asks for {precision.phrase()}, but the tolerance is {shown}: write tolerance: {{sigfig: {n}}}"
-    if tol.mode == "relabs":
-        low, high = 0.5 * 10.0 ** (1 - n), 5 * 10.0 ** (1 - n)
-        if low <= tol.rtol < high:
-            return None
+        return np.full(x.shape, 10.0**-precision.digits)
+    if precision.mode == "sigfig":
+        return tolerance_bound(x, Tolerance(mode="sigfig", digits=precision.digits)) / DIGITS_FACTOR
+    return EXACT_SLACK * (1.0 + x)
+
+
+def acceptance_limits(precision: Precision, expected: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(least, most)``: the acceptance widths a tolerance must reach and may not exceed at each
+    expected entry (arrays of ``expected``'s shape; rule in the module docstring)."""
+    x = np.abs(np.asarray(expected, dtype=float))
+    unit = precision_unit(precision, x)
+    if precision.mode == "exact":
+        return np.zeros(x.shape), unit
+    least = ROUNDING * unit
+    if precision.mode == "sigfig":
+        least = np.where(x > 0, least, 0.0)  # 0 is typed exactly
+    return least, ALLOWED_UNITS * unit
+
+
+def _fix(precision: Precision) -> str:
+    n = precision.digits
+    if precision.mode == "exact":
         return (
-            f"the prompt asks for {precision.phrase()}, but the tolerance {shown} does not "
-            f"accept exactly those answers: write tolerance: {{sigfig: {n}}} (or an rtol from "
-            f"{low:g} up to below {high:g})"
+            "leave tolerance out (exact prompts get {rtol: 0, atol: 0}) or state the precision "
+            "in the prompt (to N decimal places, to N significant figures)"
         )
-    return f"the prompt asks for {precision.phrase()}, but the tolerance is {shown}: write tolerance: {{sigfig: {n}}}"
+    if precision.mode == "decimals":
+        return f"write tolerance: {{decdig: {n}}} (or {{rtol: 0, atol: {10.0**-n:g}}})"
+    return f"write tolerance: {{sigfig: {n}}}"
+
+
+def _entry(shape: tuple[int, ...], flat: int) -> str:
+    if not shape:
+        return ""
+    index = [int(i) + 1 for i in np.unravel_index(flat, shape)]
+    if len(index) == 1:
+        return f" (entry {index[0]})"
+    if len(index) == 2:
+        return f" (row {index[0]}, column {index[1]})"
+    return f" (entry {tuple(index)})"
+
+
+def acceptance_problem(
+    precision: Precision,
+    tolerance: Tolerance,
+    expected: Any,
+    at: str = "the expected value",
+    entries: bool = True,
+) -> str | None:
+    """Why ``tolerance`` disagrees with ``precision`` at the entries of ``expected`` (a number
+    or array; entries that are not finite are skipped), as a sentence saying what the prompt
+    states, what the tolerance admits at which value (``at`` names it: "the expected value", or
+    "an expected value" for a probe; ``entries``: name the entry, row and column) and the fix;
+    None when they agree (rule in the module
+    docstring).  Raises ``ValueError`` for an unusable tolerance."""
+    x = np.asarray(expected, dtype=float)
+    finite = np.isfinite(x)
+    if not finite.any():
+        return None
+    xs = np.where(finite, x, 0.0)
+    width = tolerance_bound(xs, tolerance)
+    least, most = acceptance_limits(precision, xs)
+    shown = _describe(tolerance)
+    where = (lambda i: _entry(x.shape, i)) if entries else (lambda i: "")
+    bad = finite & (width < least * (1 - _WIDTH_SLACK))
+    if bad.any():
+        i = int(np.argmax(np.where(bad, least / np.maximum(width, 1e-300), 0.0)))
+        w, v, need = float(width.flat[i]), float(xs.flat[i]), float(least.flat[i])
+        return (
+            f"the prompt asks for {precision.phrase()}, but the tolerance {shown} accepts only "
+            f"{w:.3g} off at {at} {v:g}{where(i)}: it rejects values near {v:g} given to "
+            f"{precision.phrase()} (rounding may be {need:.3g} off): {_fix(precision)}"
+        )
+    bad = finite & (width > most * (1 + _WIDTH_SLACK))
+    if bad.any():
+        i = int(np.argmax(np.where(bad, width / np.maximum(most, 1e-300), 0.0)))
+        w, v = float(width.flat[i]), float(xs.flat[i])
+        if precision.mode == "exact":
+            off = f" ({w / abs(v):.2%} off)" if v else ""
+            allows = f"exact values allow {float(most.flat[i]):.3g}"
+        else:
+            off = ""
+            allows = (
+                f"{precision.phrase()} allow {float(least.flat[i]):.3g} to "
+                f"{float(most.flat[i]):.3g}"
+            )
+        return (
+            f"the prompt asks for {precision.phrase()}, but the tolerance {shown} accepts "
+            f"answers {w:.3g} off at {at} {v:g}{where(i)}{off}, where {allows}: "
+            f"{_fix(precision)}"
+        )
+    return None
+
+
+def tolerance_problem(precision: Precision, tolerance: Tolerance) -> str | None:
+    """Why ``tolerance`` disagrees with ``precision`` whatever the variant: the rule of
+    :func:`acceptance_problem` at the expected values :data:`PROBES` (0 and 1), or None."""
+    return acceptance_problem(
+        precision, tolerance, np.array(PROBES), at="an expected value", entries=False
+    )
 
 
 class NotStatable(ValueError):
@@ -218,3 +315,86 @@ def answer_as_stated(expected: Any, form_type: str, count: int, precision: Preci
 
 #: Answer forms whose answer is a number (or numbers): their prompts must state a precision.
 NUMERIC_FORMS = ("scalar", "vector", "matrix", "partial_matrix", "point_on_line")
+
+
+@dataclass(frozen=True)
+class PrecisionProblem:
+    """One disagreement of a variant's answer with its stated precision.
+
+    ``part``: the part's index in ``Variant.parts`` (None for the variant's one answer);
+    ``field``: the YAML line responsible, ``"prompt"`` (no or several precisions stated, a value
+    that cannot be given as stated) or ``"tolerance"`` (the tolerance admits too much or too
+    little); ``own_prompt``: the precision was read from the part's own prompt (else the
+    exercise's); ``message``: the sentence, prefixed ``part NAME: `` for a part; ``missing``:
+    the prompt states no precision at all (``quizapp validate`` warns of it, ``quizapp check``
+    refuses it)."""
+
+    part: int | None
+    field: Literal["prompt", "tolerance"]
+    own_prompt: bool
+    message: str
+    missing: bool = False
+
+
+def variant_precision_problems(v: Variant) -> list[PrecisionProblem]:
+    """Every disagreement of ``v``'s numeric answers with the precision their prompts state:
+    the prompt (a part's own prompt, else the exercise's) states exactly one precision; the
+    tolerance agrees with it at every expected entry (:func:`acceptance_problem`); and the
+    expected answer given as the prompt says (:func:`answer_as_stated`) grades correct.
+    ``quizapp validate`` runs it on seed 0, ``quizapp check`` on every seed it samples.  Pure."""
+    from quizapp.bank.answers import grade_answer
+    from quizapp.bank.parts import part_variant
+
+    answers: list[tuple[int | None, Variant, str, bool]] = []
+    if v.parts:
+        for i, p in enumerate(v.parts):
+            own = bool(precision_statements(p.prompt))
+            answers.append((i, part_variant(v, p), p.prompt if own else v.prompt, own))
+    else:
+        answers = [(None, v, v.prompt, False)]
+    out: list[PrecisionProblem] = []
+    for index, one, prompt, own in answers:
+        label = "" if index is None else f"part {v.parts[index].name}: "
+
+        def problem(
+            field: Literal["prompt", "tolerance"], message: str, missing: bool = False
+        ) -> None:
+            out.append(PrecisionProblem(index, field, own, label + message, missing))  # noqa: B023
+
+        form = one.answer_form
+        try:
+            finite = bool(np.all(np.isfinite(np.asarray(one.expected, dtype=float))))
+        except (TypeError, ValueError):
+            finite = False  # a non-numeric key (a choice label) states no precision
+        if form.type not in NUMERIC_FORMS or not finite:
+            continue  # a key that is not finite is reported on its own
+        found = precision_statements(prompt)
+        if len(found) != 1:
+            problem(
+                "prompt",
+                "the prompt states no precision for its numeric answer: say 'Give exact "
+                "values.', 'to N decimal places' or 'to N significant figures'"
+                if not found
+                else "the prompt states several precisions ("
+                + " and ".join(sorted(p.phrase() for p in found))
+                + "): state one",
+                missing=not found,
+            )
+            continue
+        precision = found.pop()
+        disagreement = acceptance_problem(precision, one.tolerance, one.expected)
+        if disagreement:
+            problem("tolerance", disagreement)
+        try:
+            text = answer_as_stated(one.expected, form.type, form.count, precision)
+        except NotStatable as exc:
+            problem("prompt", str(exc))
+            continue
+        verdict = grade_answer(one, text)
+        if verdict.status != "correct":
+            problem(
+                "tolerance",
+                f"the expected answer given as the prompt says ({precision.phrase()}), "
+                f"{text!r}, is graded {verdict.status}: {verdict.message}",
+            )
+    return out

@@ -85,18 +85,22 @@ def validate(path: Path, n_seeds: int) -> None:
 
     Each exercise must also work for the first --seeds seeds, as ``quizapp sync`` requires (its
     variants generate, their answers are non-empty and finite, and each expected answer grades
-    correct).  Prints each problem as file:line:column: message and exits 1 if there is any.
+    correct).  Prints each problem as file:line:column: message and exits 1 if there is any;
+    a numeric answer whose prompt (at seed 0) states no precision is printed as a warning.
     """
     from quizapp.bank.check import sample_problems
+    from quizapp.bank.validate import missing_precision_warnings
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
     bank = _load(path)
     problems = [str(err) for err in bank.errors]
+    warnings = list(bank.warnings)
     for exercise in sorted(bank.exercises.values(), key=lambda e: e.id):
         problems += [str(p) for p in sample_problems(exercise, n_seeds)]
+        warnings += [str(w) for w in missing_precision_warnings(exercise)]
     problems += _course_file_problems(path, bank)
-    for warning in bank.warnings:
+    for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in problems:
         click.echo(problem)
