@@ -75,6 +75,11 @@ SHAPED = [
         {"a": np.ones(3), "b": np.ones(3)},
         r"\begin{pmatrix} \mathbf{a}^{T} \\ \mathbf{b}^{T} \end{pmatrix}",
     ),
+    (
+        "transpose(a + b) @ A",
+        {"a": np.ones(2), "b": np.ones(2), "A": A2},
+        r"\left(\mathbf{a} + \mathbf{b}\right)^{T} A",
+    ),
     ("transpose([s, t])", {"s": 1.0, "t": 2.0}, r"\begin{pmatrix} s \\ t \end{pmatrix}"),
 ]
 

@@ -171,10 +171,9 @@ class _Latex:
         return r"\begin{pmatrix} " + cells + r" \end{pmatrix}"
 
     def transposed(self, node: ast.AST) -> tuple[str, int]:
+        """``node`` transposed: ``X^{T}``; a list literal as the matrix with those columns."""
         if isinstance(node, ast.List):
             return self.listed(node, transposed=True), _ATOM
-        if self.ndim(node) == 1 and not isinstance(node, ast.Name):
-            return self(node), _ATOM  # a vector's transpose is the vector itself in NumPy
         return self(node, _ATOM) + "^{T}", _PREC[ast.Pow]
 
     def index(self, node: ast.AST) -> str:
