@@ -73,6 +73,8 @@ def latex_value(
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0:
         return _cell(float(arr), precision, final)
+    if precision is not None and precision.mode == "decimals" and not np.all(arr == np.round(arr)):
+        final = True  # one entry has decimals: every entry has N places, alike (-1.50 and -1.00)
     if arr.ndim == 1:
         arr = arr.reshape(1, -1) if row else arr.reshape(-1, 1)
     rows = [" & ".join(_cell(v, precision, final) for v in row) for row in arr.tolist()]
