@@ -55,6 +55,34 @@ def test_fill_in_weights_following_the_hint_is_correct() -> None:
     assert wrong == []
 
 
+def test_a_row_that_does_not_sum_to_one_is_told_its_sum_as_the_student_adds_it() -> None:
+    """The message "row 2 sums to 0.931" for a row a student adds up to 0.93 (the given entries are shown to
+    2 decimals): the sum is written to the decimals the answer is asked in."""
+    ex = BANK.exercises["05-attention/08-fill-in-weights"]
+    told = 0
+    for seed in range(40):
+        v = ex.generate(seed)
+        grid = _hint_following_weights(v)
+        mask = np.asarray(v.context["mask"])
+        i = next((r for r in range(mask.shape[0]) if mask[r].any()), None)
+        if i is None:
+            continue
+        j = int(np.nonzero(mask[i])[0][0])
+        grid[i][j] = f"{float(grid[i][j]) + 0.07:.2f}"  # the row now sums to about 1.07
+        verdict = grade_answer(v, grid)
+        m = re.search(
+            r"row (\d+) sums to ([-\d.]+)\)", " ".join(m.message for m in verdict.mistakes)
+        )
+        if m is None:
+            continue
+        told += 1
+        row = int(m.group(1)) - 1
+        assert re.fullmatch(r"-?\d+\.\d{2}", m.group(2)), m.group(2)
+        as_added = sum(float(c) for c in grid[row])  # the entries as shown and typed
+        assert float(m.group(2)) == pytest.approx(as_added, abs=0.0101)
+    assert told >= 10
+
+
 def test_fill_in_follow_through_needs_the_rest_of_the_row_right() -> None:
     ex = BANK.exercises["05-attention/08-fill-in-weights"]
     for seed in range(60):
@@ -191,6 +219,17 @@ def test_associativity_product_is_never_zero() -> None:
     for seed in [271, *range(300)]:
         e = np.asarray(ex.generate(seed).expected)
         assert not np.any(np.all(e == 0, axis=0)) and not np.any(np.all(e == 0, axis=1)), seed
+
+
+def test_cosine_similarity_is_never_a_guessable_plus_or_minus_one() -> None:
+    """q parallel to k (q = k in 5 of 400 seeds) made the answer ±1 without computing."""
+    ex = BANK.exercises["04-retrieval-and-softmax/17-cosine-similarity"]
+    for seed in range(400):
+        v = ex.generate(seed)
+        q, k = np.asarray(v.values["q"], float), np.asarray(v.values["k"], float)
+        cosine = q @ k / (np.linalg.norm(q) * np.linalg.norm(k))
+        assert float(v.expected) == pytest.approx(cosine)
+        assert abs(cosine) < 0.99, seed
 
 
 def test_multi_head_w_o_maps_back_to_d_model_with_full_rank() -> None:

@@ -12,7 +12,8 @@ given as the prompt says (rounded, or as exact fractions; :mod:`quizapp.bank.pre
 and shaped as its form says, graded correct with no mistake named), its follow-through
 expressions give the true values from the true earlier values, and an answer carried forward
 from a wrong earlier part earns the follow-through credit.  Across seeds: the variants really
-vary (not all identical).
+vary (not all identical).  A warning, not a failure: the seeds where two named mistakes give the
+same answer (:func:`coinciding_mistakes`), counted per exercise.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ REPORT_SAME = 3
 SAMPLE_SEEDS = 20
 #: Checking stops when this many first seeds all fail to generate.
 STOP_AFTER = 5
+#: The start of the warning for named mistakes that coincide on a seed.
+COINCIDE = "named mistakes give the same answer"
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,15 @@ class CheckFailure:
     line: int | None = None
     column: int | None = None
     count: int = 1
+    #: A warning is reported but is no failure (``quizapp check`` still exits 0 for it): named
+    #: mistakes that coincide on some seeds (:func:`coinciding_mistakes`).
+    warning: bool = False
 
     def __str__(self) -> str:
         where = self.exercise_id if self.seed is None else f"{self.exercise_id} seed {self.seed}"
         if self.file is not None and self.line is not None:
             where = f"{self.file}:{self.line}:{self.column or 1}: {where}"
-        return f"{where}: {self.message}"
+        return f"{'warning: ' if self.warning else ''}{where}: {self.message}"
 
 
 #: A number as the kinds write it: digits with an optional sign and decimals, or a LaTeX
@@ -124,8 +130,63 @@ def _fingerprint(v: Variant) -> str:
     return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
 
 
+def coinciding_mistakes(v: Variant) -> list[tuple[str, str]]:
+    """The pairs of named mistakes of variant ``v`` that give the same answer (within its
+    tolerance, on its graded cells), so a student giving it is told "either of these slips"
+    (:func:`quizapp.grading.mistakes.reconcile_mistakes`), never which one they made.
+
+    Compares the values the variant's value mistakes produce (``mistaken_value`` of each code
+    in ``detectors``) and an ``expression`` exercise's authored mistakes (computed when the
+    variant was drawn), for a single-answer variant and for each part of a multi-part one
+    (pairs of a part are named ``part.code``).  A mistake whose value is the right answer is
+    never named, so it is left out.  ``swapped_unknowns`` (any of several swaps), the
+    observation ``rows_dont_sum_to_one`` and the generic detectors have no single value and are
+    not compared.  Pure; a few small NumPy computations per code (about 15 % of a seed's check).
+    """
+    from quizapp.bank.detectors import matches
+    from quizapp.bank.kinds._mistakes import MISTAKES, mistaken_value
+
+    value_codes = {code for _, code in MISTAKES}
+    pairs: list[tuple[str, str]] = []
+    graded = [("", v.expected, v.answer_form, v.tolerance, v.detectors, v.context)]
+    if v.parts:
+        graded = [
+            (f"{p.name}.", p.expected, p.answer_form, p.tolerance or v.tolerance, p.detectors,
+             p.context or v.context)
+            for p in v.parts
+        ]  # fmt: skip
+    for prefix, expected, form, tolerance, detectors, context in graded:
+        if form.type not in ("scalar", "vector", "matrix", "partial_matrix"):
+            continue
+        exp = np.asarray(expected, dtype=float)
+        mask = context.get("mask")
+        if mask is None and form.given is not None:
+            mask = [[cell is None for cell in row] for row in form.given]
+        ctx = {**context, "tolerance": tolerance, "mask": mask}
+        targets: list[tuple[str, Any]] = []
+        for code in detectors:
+            if code in value_codes:
+                value = mistaken_value(code, context)
+                if value is not None:
+                    targets.append((code, value))
+        if "authored" in detectors:
+            targets += [(str(c), value) for c, value, _ in context.get("authored_mistakes") or ()]
+        named = [
+            (code, value)
+            for code, value in targets
+            if _finite(value) and not (np.shape(value) == exp.shape and matches(exp, value, ctx))
+        ]
+        for i, (a, va) in enumerate(named):
+            for b, vb in named[i + 1 :]:
+                if np.shape(va) == np.shape(vb) and matches(va, vb, ctx):
+                    pairs.append((prefix + a, prefix + b))
+    return pairs
+
+
 def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[CheckFailure]]:
-    """Run every per-seed check on one seed; returns the variant (if it generated) and failures."""
+    """Run every per-seed check on one seed; returns the variant (if it generated) and failures
+    (the warning that named mistakes coincide, :func:`coinciding_mistakes`, is one of them with
+    ``warning=True``, message ``named mistakes give the same answer: a = b, ...``)."""
     fails: list[CheckFailure] = []
 
     def fail(msg: str) -> None:
@@ -196,6 +257,10 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                 )
         if v.parts and verdict.status == "correct":
             fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_carried(v))
+    pairs = coinciding_mistakes(v)
+    if pairs:
+        text = ", ".join(f"{a} = {b}" for a, b in pairs)
+        fails.append(CheckFailure(exercise.id, seed, f"{COINCIDE}: {text}", warning=True))
     return v, fails
 
 
@@ -343,9 +408,18 @@ def check_exercise(
     repeats: dict[str, int] = {}
     generation_failures = 0
     seeds = list(seeds)
+    coincide: dict[tuple[str, str], list[int]] = {}  # pair of codes -> the seeds
+    coincide_seeds = 0
     for i, seed in enumerate(seeds):
         v, fails = check_variant(exercise, seed)
+        if v is not None:
+            pairs = coinciding_mistakes(v) if any(f.warning for f in fails) else []
+            for pair in pairs:
+                coincide.setdefault(pair, []).append(seed)
+            coincide_seeds += bool(pairs)
         for f in fails:
+            if f.warning:
+                continue  # counted per exercise below
             repeats[f.message] = repeats.get(f.message, 0) + 1
             if repeats[f.message] <= REPORT_SAME:
                 failures.append(f)
@@ -377,6 +451,19 @@ def check_exercise(
                     count=n - REPORT_SAME,
                 )
             )
+    if coincide:
+        which = "; ".join(
+            f"{a} = {b} ({_seeds_text(found)})" for (a, b), found in sorted(coincide.items())
+        )
+        failures.append(
+            CheckFailure(
+                exercise.id,
+                None,
+                f"{COINCIDE} in {coincide_seeds} of {count} seeds (told as either slip): {which}",
+                count=coincide_seeds,
+                warning=True,
+            )
+        )
     if count >= 2 and len(prints) == 1:
         failures.append(
             CheckFailure(
@@ -384,6 +471,14 @@ def check_exercise(
             )
         )
     return failures
+
+
+def _seeds_text(seeds: list[int], shown: int = 3) -> str:
+    """``'seed 4'``, ``'seeds 1, 13, 15 and 2 more'``."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    text = ", ".join(str(s) for s in seeds[:shown])
+    return f"seeds {text}" + (f" and {len(seeds) - shown} more" if len(seeds) > shown else "")
 
 
 # --- several processes ----------------------------------------------------------------------

@@ -30,16 +30,16 @@ from quizapp.bank.kinds._mistakes import MISTAKES, mistake_message, mistaken_val
 from quizapp.bank.kinds._util import num
 from quizapp.grading import Mistake, Tolerance, cells_close, register_detector
 
-Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | None"]
+Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | list[Mistake] | None"]
 
 #: Every code this module registers, with its detector (also used directly by the tests).
 DETECTORS: dict[str, Detector] = {}
 
 
-def _register(code: str) -> Callable[[Detector], Detector]:
+def _register(code: str, *, explains: bool = True) -> Callable[[Detector], Detector]:
     def deco(fn: Detector) -> Detector:
         DETECTORS[code] = fn
-        return register_detector(code)(fn)
+        return register_detector(code, explains=explains)(fn)
 
     return deco
 
@@ -108,18 +108,24 @@ for _code in sorted({code for _, code in MISTAKES}):
 @_register("authored")
 def authored_mistakes(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
-) -> Mistake | None:
+) -> list[Mistake] | None:
     """The named mistakes an ``expression`` exercise's author wrote (``mistakes:`` in the YAML):
     ``context["authored_mistakes"]`` holds ``(code, value, message)`` per mistake, computed when
-    the variant was drawn.  Names the first whose value the answer equals (within tolerance),
-    with the author's code and message."""
-    for code, value, message in context.get("authored_mistakes") or ():
-        if matches(answer, value, context):
-            return Mistake(str(code), str(message))
-    return None
+    the variant was drawn.  Names every one whose value the answer equals (within tolerance),
+    with the author's code and message, in the author's order (two that give the same answer
+    are then told as "either", see :func:`quizapp.grading.mistakes.reconcile_mistakes`); None
+    when none does."""
+    found = [
+        Mistake(str(code), str(message))
+        for code, value, message in context.get("authored_mistakes") or ()
+        if matches(answer, value, context)
+    ]
+    return found or None
 
 
-@_register("rows_dont_sum_to_one")
+# An observation, not an explanation: it does not reproduce the answer (see
+# quizapp.grading.mistakes.reconcile_mistakes).
+@_register("rows_dont_sum_to_one", explains=False)
 def rows_dont_sum_to_one(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
 ) -> Mistake | None:
@@ -149,14 +155,17 @@ def rows_dont_sum_to_one(
     if bad.size == 0:
         return None
     i = int(bad[0])
+    # The sum as the student adds it up: to the decimals the answer is asked in (the given cells
+    # are shown rounded to them), else to 3 significant figures.
+    total = f"{sums[i]:.{tol.digits}f}" if tol.mode == "decdig" and tol.digits else num(sums[i], 3)
     if a.ndim == 1:
         return Mistake(
             "rows_dont_sum_to_one",
-            f"Your entries sum to {num(sums[i], 3)}, not 1: softmax weights always add up to 1.",
+            f"Your entries sum to {total}, not 1: softmax weights always add up to 1.",
         )
     return Mistake(
         "rows_dont_sum_to_one",
-        f"Your rows don't sum to 1 (row {i + 1} sums to {num(sums[i], 3)}): each row of softmax "
+        f"Your rows don't sum to 1 (row {i + 1} sums to {total}): each row of softmax "
         "weights adds up to 1.",
     )
 

@@ -540,7 +540,7 @@ def grade_parts(
     for n in names:
         for m in verdicts[n].mistakes:
             if m.code not in {x.code for x in mistakes}:
-                mistakes.append(Mistake(m.code, f"Part {n}: {m.message}"))
+                mistakes.append(replace(m, message=f"Part {n}: {m.message}"))
     return Verdict(
         status,
         score,

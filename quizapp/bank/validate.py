@@ -317,14 +317,10 @@ def _check_expression(
     try:
         spec = ExpressionSpec.model_validate(fields)
     except ValidationError as exc:
-        # Mostly the problems ExerciseSpec reported already; any other is reported here, so a
-        # file is never refused without a message.
-        seen = {(e.line, e.message) for e in errors}
-        errors.extend(
-            e
-            for e in pydantic_errors(exc, ExpressionSpec, located, file)
-            if (e.line, e.message) not in seen
-        )
+        # The same problems were reported by ExerciseSpec or the checks above; when nothing was,
+        # they are reported here, so a file is never refused without a message.
+        if not errors:
+            errors.extend(pydantic_errors(exc, ExpressionSpec, located, file))
         return None
     return spec if ok else None
 

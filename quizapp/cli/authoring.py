@@ -121,8 +121,9 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
     Per seed: it generates, its expected answer is finite, its constraints hold, its prompt
     renders, its expected answer graded against itself is correct with no mistake detected,
     and its prompt states a precision the tolerance agrees with.  Across seeds: the variants
-    vary.  Failures print the exercise id and seed; exit 1 on any.  --jobs checks the
-    exercises in several processes (the same checks, the same output).
+    vary.  Failures print the exercise id and seed; exit 1 on any.  Warnings (on stderr, no
+    failure): the seeds of each exercise where two named mistakes give the same answer.  --jobs
+    checks the exercises in several processes (the same checks, the same output).
     """
     from quizapp.bank.check import check_exercise, check_in_processes
 
@@ -146,8 +147,12 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
         else:
             for ex in exercises:
                 failures.extend(check_exercise(ex, range(n_seeds), progress=update))
+    warnings = [f for f in failures if f.warning]
+    failures = [f for f in failures if not f.warning]
     for failure in failures:
         click.echo(str(failure))
+    for warning in warnings:
+        click.echo(str(warning), err=True)
     bad = {f.exercise_id for f in failures}
     summary = (
         f"{_plural(len(exercises), 'exercise')} x {_plural(n_seeds, 'seed')}: "
@@ -156,6 +161,13 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
     if bank.errors:
         summary += f", {_plural(len(bank.errors), 'file problem')}"
     click.echo(summary + ".")
+    if warnings:
+        seeds = sum(w.count for w in warnings)
+        click.echo(
+            f"Warning: in {_plural(len(warnings), 'exercise')}, {_plural(seeds, 'seed')} have "
+            "named mistakes that give the same answer (not a failure).",
+            err=True,
+        )
     if failures or bank.errors:
         sys.exit(1)
 

@@ -126,13 +126,23 @@ def _print_verdict(verdict: Verdict) -> None:
         click.echo("cells (ok = correct, X = wrong):")
         for row in verdict.cells:
             click.echo("  " + " ".join("ok" if ok else " X" for ok in row))
-    for mistake in verdict.mistakes:
-        click.echo(f"mistake {mistake.code}: {mistake.message}")
+    for line in _mistake_lines(verdict):
+        click.echo(line)
     for name, part in (verdict.parts or {}).items():
         ft = ", follow-through" if part.follow_through else ""
         click.echo(f"part {name}: {part.status} (score {part.score:.4g}{ft}): {part.message}")
-        for mistake in part.mistakes:
-            click.echo(f"  mistake {mistake.code}: {mistake.message}")
+        for line in _mistake_lines(part):
+            click.echo("  " + line)
+
+
+def _mistake_lines(verdict: Verdict) -> list[str]:
+    """One line per distinct mistake message, with the codes that share it:
+    ``mistake wrong_order, ab_transposed: Your answer is what either of these slips gives: ...``
+    (mistakes that give the same answer share one sentence, which is printed once)."""
+    codes: dict[str, list[str]] = {}
+    for mistake in verdict.mistakes:
+        codes.setdefault(mistake.message, []).append(mistake.code)
+    return [f"mistake {', '.join(c)}: {message}" for message, c in codes.items()]
 
 
 @main.command("grade")

@@ -1,6 +1,7 @@
 """Mistake detectors: name the misconception behind a wrong answer.
 
-A detector is ``fn(answer, expected, context) -> Mistake | None``:
+A detector is ``fn(answer, expected, context) -> Mistake | None`` (or a list of mistakes, for
+one detector that stands for several, e.g. an exercise author's list):
 
 - ``answer``: the parsed answer as a float ndarray.  When its shape could be matched to the
   expected one (same shape, or a 1-D/0-D answer with the same entries) it has the expected shape;
@@ -24,6 +25,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
@@ -33,16 +35,25 @@ import numpy as np
 from quizapp.grading.compare import cells_close
 from quizapp.grading.types import Mistake, Tolerance
 
-Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | None"]
+Detector = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], "Mistake | list[Mistake] | None"]
 
 _REGISTRY: dict[str, Detector] = {}
 #: Codes of the detectors that run on every wrong answer, in this order.
 GENERIC: tuple[str, ...] = ("transpose", "sign", "scale", "rounding")
+#: Codes of the detectors registered with ``explains=False``: they observe a property of the
+#: answer (softmax rows that do not sum to 1) instead of reproducing it, see
+#: :func:`reconcile_mistakes`.
+OBSERVATIONS: set[str] = set()
 _log = logging.getLogger(__name__)
 
 
-def register_detector(code: str) -> Callable[[Detector], Detector]:
+def register_detector(code: str, *, explains: bool = True) -> Callable[[Detector], Detector]:
     """Decorator: register ``fn`` as the detector for mistake ``code``.
+
+    ``explains``: True (the default) when the detector names its mistake only if the answer *is*
+    what that mistake gives (the answer equals the mistaken computation, within tolerance);
+    False for a detector that observes a property of the answer without reproducing it (rows of
+    weights that do not sum to 1): see :func:`reconcile_mistakes` for what the difference does.
 
     Raises ``ValueError`` if ``code`` is already registered to another function (re-registering
     the same function, e.g. on module reload, is allowed).
@@ -53,6 +64,10 @@ def register_detector(code: str) -> Callable[[Detector], Detector]:
         if old is not None and getattr(old, "__qualname__", None) != fn.__qualname__:
             raise ValueError(f"mistake detector {code!r} is registered twice")
         _REGISTRY[code] = fn
+        if explains:
+            OBSERVATIONS.discard(code)
+        else:
+            OBSERVATIONS.add(code)
         return fn
 
     return decorate
@@ -76,11 +91,14 @@ def run_detectors(
     reaches stderr): it must never break a verdict.  Detectors run with NumPy floating-point
     errors and Python warnings silenced, so an overflow inside one (``1e308 * 1e308``) is a
     non-finite number for it to reject, never a warning printed to the student's terminal.
+
+    The mistakes found are reconciled by :func:`reconcile_mistakes` (coincidental generic ones
+    dropped, ambiguous ones told as such) before they are returned.
     """
     unknown = [code for code in extra if code not in _REGISTRY]
     if unknown:
         raise ValueError(f"no mistake detector is registered for {', '.join(unknown)}")
-    found: list[Mistake] = []
+    found: list[tuple[str, Mistake]] = []  # (detector code, mistake)
     # One silenced block for all detectors (entering it costs more than most detectors).
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -90,12 +108,80 @@ def run_detectors(
             except Exception:  # a detector's bug must not cost the student a verdict
                 _log.debug("mistake detector %r failed", code, exc_info=True)
                 continue
-            if not isinstance(mistake, Mistake | None):
+            several = mistake if isinstance(mistake, list) else [mistake]
+            if not all(isinstance(m, Mistake | None) for m in several):
                 _log.debug("mistake detector %r returned %r, not a Mistake", code, mistake)
                 continue
-            if mistake is not None and mistake.code not in [m.code for m in found]:
-                found.append(mistake)
-    return found
+            for one in several:
+                if one is not None and one.code not in [m.code for _, m in found]:
+                    found.append((code, one))
+    return reconcile_mistakes(found)
+
+
+def _clause(message: str) -> str:
+    """``message`` as a clause inside a longer sentence: its final full stop dropped (not an
+    ellipsis's) and its first letter lowered when it starts an ordinary word ("You computed" ->
+    "you computed", but "AB is" stays)."""
+    text = message.strip()
+    if text.endswith(".") and not text.endswith("..."):
+        text = text[:-1]
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def ambiguous_message(messages: Sequence[str]) -> str:
+    """The one sentence told for two or more different mistakes that give the same answer:
+    ``"Your answer is what either of these slips gives: you computed AB instead of BA; or that
+    is (AB)^T ..."`` ("any of these" for three or more).  The student is told what their answer
+    is consistent with, never that they made each slip."""
+    which = "either" if len(messages) == 2 else "any"
+    return (
+        f"Your answer is what {which} of these slips gives: "
+        + "; or ".join(_clause(m) for m in messages)
+        + "."
+    )
+
+
+def reconcile_mistakes(found: Sequence[tuple[str, Mistake]]) -> list[Mistake]:
+    """The mistakes to name for one wrong answer, from ``found``: ``(detector code, mistake)``
+    pairs in the order the detectors ran.  One rule, so that a student is never told of a
+    mistake they did not make:
+
+    1. An *explanation* is a mistake whose detector reproduces the answer (registered with
+       ``explains=True``, the default: every value mistake, ``swapped_unknowns``, an author's
+       ``authored`` mistakes, and the generic ones).  When a kind-specific explanation (a code
+       not in :data:`GENERIC`) fires, the generic mistakes that also fire are coincidences (a
+       basis used as rows that happens to triple the answer) and are dropped.
+       *Observations* (:data:`OBSERVATIONS`, ``explains=False``, e.g. ``rows_dont_sum_to_one``)
+       are true of the answer whatever explains it: they are kept, and never make anything
+       ambiguous.
+    2. Mistakes with the same message are told once: each keeps its code, and they share the
+       sentence (the verdict's :attr:`~quizapp.grading.types.Verdict.mistake_messages` and
+       the pages show it once).
+    3. When the remaining explanations (kind-specific ones, else generic ones) have two or more
+       different messages, each is marked ``ambiguous`` and its message becomes the single
+       :func:`ambiguous_message` ("what either of these slips gives: ...").  Their codes stay in
+       the verdict's ``mistakes`` (the instructor's statistics count each, and
+       ``Verdict.to_dict`` lists them again under ``ambiguous_mistakes`` so the statistics can
+       show how many of those answers were ambiguous).  Explanations with one shared message but
+       several codes are marked ``ambiguous`` too (the student may have made either), with
+       their message unchanged.
+
+    Pure: the mistakes are new :class:`Mistake` values, ``found`` is not changed.
+    """
+    explanations = [i for i, (c, _) in enumerate(found) if c not in OBSERVATIONS]
+    specific = [i for i in explanations if found[i][0] not in GENERIC]
+    named = specific or explanations
+    messages = list(dict.fromkeys(found[i][1].message for i in named))
+    text = ambiguous_message(messages) if len(messages) > 1 else None
+    out: list[Mistake] = []
+    for i, (code, mistake) in enumerate(found):
+        if code in OBSERVATIONS or len(named) == 1 and i in named:
+            out.append(mistake)
+        elif i in named:
+            out.append(replace(mistake, message=text or mistake.message, ambiguous=True))
+    return out
 
 
 # --------------------------------------------------------------------------- helpers

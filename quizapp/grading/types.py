@@ -47,11 +47,15 @@ class Mistake:
 
     ``code`` is a stable identifier (``transpose``, ``sign``, ``scale``, ``rounding``,
     ``missing_scale``, ...), counted for the instructor; ``message`` is the sentence shown to the
-    student ("You transposed the matrix.").
+    student ("You transposed the matrix.").  ``ambiguous`` is True when another named mistake
+    gives the same answer, so the student may have made either (see
+    :func:`quizapp.grading.mistakes.reconcile_mistakes`): the message then says so, and is the
+    same sentence for each of them.
     """
 
     code: str
     message: str
+    ambiguous: bool = False
 
 
 @dataclass
@@ -82,7 +86,19 @@ class Verdict:
 
     @property
     def mistake_codes(self) -> list[str]:
+        """The codes of every named mistake (ambiguous ones included), in order."""
         return [m.code for m in self.mistakes]
+
+    @property
+    def ambiguous_codes(self) -> list[str]:
+        """The codes of the mistakes that share the answer with another named mistake."""
+        return [m.code for m in self.mistakes if m.ambiguous]
+
+    @property
+    def mistake_messages(self) -> list[str]:
+        """The sentences to show the student: each distinct message once, in order (mistakes
+        that give the same answer share one sentence)."""
+        return list(dict.fromkeys(m.message for m in self.mistakes))
 
     @property
     def used_attempt(self) -> bool:
@@ -91,8 +107,10 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """The grading contract's JSON object: status, score, message, cells, mistakes (codes);
-        for a multi-part answer also ``parts``: name -> ``{status, score, follow_through,
-        message, cells, mistakes}``."""
+        ``ambiguous_mistakes`` (the codes of ``mistakes`` that share the answer with another, see
+        :attr:`ambiguous_codes`) only when there are any; for a multi-part answer also
+        ``parts``: name -> ``{status, score, follow_through, message, cells, mistakes}`` (and
+        that part's ``ambiguous_mistakes`` likewise)."""
         out: dict[str, Any] = {
             "status": self.status,
             "score": float(self.score),
@@ -100,6 +118,8 @@ class Verdict:
             "cells": self.cells,
             "mistakes": self.mistake_codes,
         }
+        if self.ambiguous_codes:
+            out["ambiguous_mistakes"] = self.ambiguous_codes
         if self.parts is not None:
             out["parts"] = {
                 name: {
@@ -109,6 +129,9 @@ class Verdict:
                     "message": part.message,
                     "cells": part.cells,
                     "mistakes": part.mistake_codes,
+                    **(
+                        {"ambiguous_mistakes": part.ambiguous_codes} if part.ambiguous_codes else {}
+                    ),
                 }
                 for name, part in self.parts.items()
             }

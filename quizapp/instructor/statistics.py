@@ -100,6 +100,10 @@ class ExerciseStats:
     latest_failures: list[tuple[int, str, Any]] = field(default_factory=list)
     #: per part, for a multi-part exercise (in the parts' order); empty otherwise
     parts: list[PartStats] = field(default_factory=list)
+    #: Of ``mistakes``' counts, how many submissions were ambiguous for a code: another named
+    #: mistake gave the same answer (the verdict's ``ambiguous_mistakes``), so the student made
+    #: one of them, which the answer cannot tell.  Codes never ambiguous are absent.
+    ambiguous_mistakes: dict[str, int] = field(default_factory=dict)
 
     @property
     def percent_solved(self) -> float | None:
@@ -179,7 +183,8 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
       correct answer (all from progress rows and one aggregate over submissions);
     - ``histogram``: students per best-score bin (:func:`score_bin`);
     - ``mistakes``: named mistakes over graded submissions (identical resubmissions skipped),
-      most frequent first; ``wrong_answers``: incorrect/partial answers normalized by
+      most frequent first (an ambiguous answer counts for each of its codes;
+      ``ambiguous_mistakes`` says how many of each code's were); ``wrong_answers``: incorrect/partial answers normalized by
       :func:`normalize_answer_value`, most frequent first;
     - ``parameters``: solve rate per value of each variant parameter that differs between the
       students' variants (see :func:`variant_parameters`).
@@ -221,11 +226,16 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
     mean_attempts = session.scalar(select(func.avg(first_correct.c.n)))
 
     mistakes: Counter[str] = Counter()
+    ambiguous: Counter[str] = Counter()
     wrong: Counter[str] = Counter()
     graded = 0
-    for status, codes, parsed, raw in session.execute(
+    for status, codes, parsed, raw, verdict in session.execute(
         select(
-            Submission.status, Submission.mistakes, Submission.parsed, Submission.raw_answer
+            Submission.status,
+            Submission.mistakes,
+            Submission.parsed,
+            Submission.raw_answer,
+            Submission.verdict,
         ).where(
             Submission.exercise_id == exercise.id,
             Submission.used_attempt.is_(True),
@@ -236,6 +246,9 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         graded += 1
         for code in codes or []:
             mistakes[str(code)] += 1
+        shared = verdict.get("ambiguous_mistakes") if isinstance(verdict, dict) else None
+        for code in shared if isinstance(shared, list) else []:
+            ambiguous[str(code)] += 1
         if status in ("incorrect", "partial") and not isinstance(parsed, dict):
             # (a multi-part answer's wrong answers are counted per part: PartStats)
             key = normalize_answer_value(parsed) if parsed is not None else None
@@ -268,6 +281,7 @@ def exercise_statistics(session: Session, exercise_id: str, *, top: int = 10) ->
         mean_attempts_to_solve=float(mean_attempts) if mean_attempts is not None else None,
         histogram=list(zip(score_bin_labels(), histogram_counts, strict=True)),
         mistakes=mistakes.most_common(top),
+        ambiguous_mistakes=dict(ambiguous),
         wrong_answers=wrong.most_common(top),
         parameters=parameters,
         constant_parameters=constant,

@@ -113,9 +113,10 @@ def choice_letter(index: int) -> str:
 
 def extra_mistake_messages(verdict: Any, messages: Any) -> list[str]:
     """The mistake sentences not already part of the verdict's ``message`` (some graders append
-    the first mistake to the message; showing it again below would say it twice)."""
+    the first mistake to the message; showing it again below would say it twice), each once
+    (mistakes that give the same answer share one sentence)."""
     message = str((verdict or {}).get("message") or "")
-    return [m for m in (messages or []) if m and str(m) not in message]
+    return list(dict.fromkeys(str(m) for m in (messages or []) if m and str(m) not in message))
 
 
 def _grid_from_parsed(parsed: Any, rows: int, cols: int) -> list[list[str]] | None:
