@@ -12,7 +12,8 @@ import pytest
 
 from quizapp.bank import load_bank
 from quizapp.bank.expression_latex import expression_latex
-from quizapp.bank.precision import stated_precision
+from quizapp.bank.formula import latex_value
+from quizapp.bank.precision import Precision, stated_precision
 from quizapp.render import render_latex, render_markdown
 
 BANK = load_bank(Path(__file__).resolve().parent.parent / "exercises")
@@ -176,17 +177,17 @@ def test_cosine_similarity_writes_norms_dot_products_and_2_decimals(seed: int) -
     assert _last_number(answer) == f"{cosine:.2f}"  # "1.00", never "1", for 2 decimals
 
 
-def test_cosine_similarity_of_parallel_vectors_is_written_1_00() -> None:
-    seeds = [
-        s
-        for s in range(50)
-        if abs(BANK.exercises["04-retrieval-and-softmax/17-cosine-similarity"].generate(s).expected)
-        > 0.9999
-    ]
-    assert seeds, "no variant of parallel vectors among 50 seeds"
-    for seed in seeds:
-        variant = BANK.exercises["04-retrieval-and-softmax/17-cosine-similarity"].generate(seed)
-        assert variant.solution[-1].text.endswith(("= 1.00$.", "= -1.00$.")), seed
+def test_an_integer_answer_of_a_2_decimal_prompt_is_written_with_2_decimals() -> None:
+    two = Precision("decimals", 2)
+    assert latex_value(1.0, two, final=True) == "1.00"  # a cosine of 1, as the prompt asks
+    assert latex_value(-0.001, two, final=True) == "0.00"  # never "-0.00"
+    assert latex_value(-6.0, two) == "-6"  # an exact intermediate integer stays exact
+    assert latex_value(np.array([-1.5, -1.0]), two) == (
+        r"\begin{pmatrix} -1.50 \\ -1.00 \end{pmatrix}"
+    )
+    assert (
+        latex_value(np.array([1.0, 2.0]), two, row=True) == r"\begin{pmatrix} 1 & 2 \end{pmatrix}"
+    )
 
 
 def test_map_then_image_writes_the_images_as_columns() -> None:
