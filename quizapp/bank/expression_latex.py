@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from quizapp.bank.expression import ExpressionError, compile_expression
+import numpy as np
+
+from quizapp.bank.expression import ExpressionError, compile_expression, evaluate
 
 #: Operator precedence for parenthesizing (higher binds tighter), as in Python's grammar.
 _PREC: dict[type[ast.AST], int] = {
@@ -57,6 +60,9 @@ def _latex_name(name: str) -> str:
     """A variable name as LaTeX: ``x`` -> ``x``, ``W_Q`` -> ``W_{Q}``, ``alpha`` -> ``\\alpha``,
     ``scores`` -> ``\\mathrm{scores}``."""
     base, _, sub = name.partition("_")
+    numbered = re.fullmatch(r"([A-Za-z]+?)([0-9]+)", base)
+    if numbered is not None and not sub:  # H1 -> H_{1}, as a prompt writes it
+        base, sub = numbered[1], numbered[2]
     if not base:
         return r"\mathrm{" + name.replace("_", r"\_") + "}"
     head = "\\" + base if base in _GREEK else base if len(base) == 1 else r"\mathrm{" + base + "}"
@@ -73,8 +79,34 @@ def _latex_number(value: Any) -> str:
     return text
 
 
+def _is_call(node: ast.AST, *names: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+
+
+def _is_one(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == 1
+
+
 class _Latex:
-    """Expression tree -> LaTeX, parenthesizing by precedence."""
+    """Expression tree -> LaTeX, parenthesizing by precedence.  With ``values`` (the variables)
+    it knows each subexpression's number of dimensions, to write ``q @ k`` of two vectors as a
+    dot product and a list of vectors as the matrix whose rows they are."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self.values = values
+        self._ndims: dict[str, int | None] = {}
+
+    def ndim(self, node: ast.AST) -> int | None:
+        """The number of dimensions of ``node``'s value (0, 1 or 2), None when unknown."""
+        if self.values is None:
+            return None
+        text = ast.unparse(node)
+        if text not in self._ndims:
+            try:
+                self._ndims[text] = int(np.ndim(evaluate(compile_expression(text), self.values)))
+            except Exception:  # noqa: BLE001 - unknown shape: written as in the generic case
+                self._ndims[text] = None
+        return self._ndims[text]
 
     def __call__(self, node: ast.AST, parent: int = 0) -> str:
         text, prec = self.node(node)
@@ -88,9 +120,11 @@ class _Latex:
         if isinstance(node, ast.Name):
             if node.id == "pi":
                 return r"\pi", _ATOM
+            if len(node.id) == 1 and self.ndim(node) == 1:  # a vector, bold as the prompts write it
+                return r"\mathbf{" + node.id + "}", _ATOM
             return _latex_name(node.id), _ATOM
         if isinstance(node, ast.Attribute):  # only .T passes the check
-            return self(node.value, _ATOM) + "^{T}", _PREC[ast.Pow]
+            return self.transposed(node.value)
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.UnaryOp):
@@ -118,10 +152,29 @@ class _Latex:
         if isinstance(node, ast.Subscript):
             return self(node.value, _ATOM) + "[" + self.index(node.slice) + "]", _ATOM
         if isinstance(node, ast.List):
-            return r"\left[" + ", ".join(self(e) for e in node.elts) + r"\right]", _ATOM
+            return self.listed(node, transposed=False), _ATOM
         if isinstance(node, ast.Call):
             return self.call(node)
         return r"\mathtt{" + ast.unparse(node).replace("_", r"\_") + "}", _ATOM
+
+    def listed(self, node: ast.List, transposed: bool) -> str:
+        """A list literal as the array it builds: numbers as a column vector (a vector is a
+        column, as ``quizapp.bank.formula`` writes values); vectors as the rows of a matrix, or,
+        transposed, as its columns."""
+        vectors = bool(node.elts) and all(self.ndim(e) == 1 for e in node.elts)
+        if vectors and transposed:
+            cells = " & ".join(self(e) for e in node.elts)
+        elif vectors:
+            cells = r" \\ ".join(self(e, _ATOM) + "^{T}" for e in node.elts)
+        else:
+            cells = r" \\ ".join(self(e) for e in node.elts)
+        return r"\begin{pmatrix} " + cells + r" \end{pmatrix}"
+
+    def transposed(self, node: ast.AST) -> tuple[str, int]:
+        """``node`` transposed: ``X^{T}``; a list literal as the matrix with those columns."""
+        if isinstance(node, ast.List):
+            return self.listed(node, transposed=True), _ATOM
+        return self(node, _ATOM) + "^{T}", _PREC[ast.Pow]
 
     def index(self, node: ast.AST) -> str:
         if isinstance(node, ast.Tuple):
@@ -138,26 +191,74 @@ class _Latex:
         prec = _PREC[op]
         if op is ast.Pow:  # right-associative: the base needs brackets at equal precedence
             return self(node.left, prec + 1) + "^{" + self(node.right) + "}", prec
+        if op is ast.Add and _is_call(node.left, "argmax", "argmin") and _is_one(node.right):
+            position = self.position(node.left)  # argmax(x) + 1: the 1-based position itself
+            if position is not None:
+                return position, _PREC[ast.Add]
         left = self(node.left, prec)
         right = self(node.right, prec + 1)
         if op is ast.MatMult:
+            if self.ndim(node.left) == 1 and self.ndim(node.right) == 1:
+                return left + r" \cdot " + right, prec  # two vectors: their dot product
             return left + " " + right, prec
         symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: r"\cdot", ast.Mod: r"\bmod"}[op]
         return f"{left} {symbol} {right}", prec
+
+    def position(self, node: ast.AST) -> str | None:
+        """``argmax(x)`` / ``argmin(x)`` of a vector as the position (counted from 1) of its
+        largest / smallest entry, ``\\operatorname{arg\\,max}_{i} x_{i}``; None for other
+        calls (an ``axis``)."""
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.keywords or len(node.args) != 1:
+            return None
+        arg = node.args[0]
+        entry = self(arg, _ATOM)
+        entry = entry if isinstance(arg, ast.Name) else r"\left(" + self(arg) + r"\right)"
+        word = "max" if node.func.id == "argmax" else "min"
+        return rf"\operatorname{{arg\,{word}}}_{{i}} {entry}_{{i}}"
 
     def call(self, node: ast.Call) -> tuple[str, int]:
         assert isinstance(node.func, ast.Name)
         name = node.func.id
         args = node.args
         if name == "transpose" and len(args) == 1 and not node.keywords:
-            return self(args[0], _ATOM) + "^{T}", _PREC[ast.Pow]
+            return self.transposed(args[0])
+        if name == "solve" and len(args) == 2:  # the x with A x = b
+            return self(args[0], _ATOM) + "^{-1} " + self(args[1], _PREC[ast.MatMult] + 1), _PREC[
+                ast.MatMult
+            ]
+        if name == "norm" and len(args) == 1:
+            return r"\lVert " + self(args[0]) + r" \rVert", _ATOM
+        if name in ("hstack", "vstack") and args and not node.keywords:  # a block matrix
+            joiner = " & " if name == "hstack" else r" \\ "
+            return r"\begin{bmatrix} " + joiner.join(
+                self(a) for a in args
+            ) + r" \end{bmatrix}", _ATOM
+        if name in ("argmax", "argmin"):
+            position = self.position(node)  # counted from 1; the 0-based index is one less
+            if position is not None:
+                return position + " - 1", _PREC[ast.Sub]
+            word = "max" if name == "argmax" else "min"
+            name = rf"\operatorname{{arg\,{word}}}"
+        if name == "outer" and len(args) == 2:
+            return self(args[0], _ATOM) + " " + self(args[1], _ATOM) + "^{T}", _PREC[ast.MatMult]
+        if name == "trace" and len(args) == 1:
+            return r"\operatorname{tr}\left(" + self(args[0]) + r"\right)", _ATOM
+        if name == "rank" and len(args) == 1:
+            return r"\operatorname{rank}\left(" + self(args[0]) + r"\right)", _ATOM
+        if name == "eye" and len(args) == 1:
+            return "I_{" + self(args[0]) + "}", _ATOM
         if name == "inv" and len(args) == 1:
             return self(args[0], _ATOM) + "^{-1}", _PREC[ast.Pow]
         if name == "sqrt" and len(args) == 1:
             return r"\sqrt{" + self(args[0]) + "}", _ATOM
         if name == "abs" and len(args) == 1:
             return r"\left|" + self(args[0]) + r"\right|", _ATOM
-        head = _LATEX_NAMED.get(name, r"\mathrm{" + name.replace("_", r"\_") + "}")
+        head = (
+            name
+            if name.startswith("\\")
+            else _LATEX_NAMED.get(name, r"\mathrm{" + name.replace("_", r"\_") + "}")
+        )
         parts = [self(a) for a in args]
         parts += [
             r"\mathrm{" + str(kw.arg) + "}=" + self(kw.value) for kw in node.keywords if kw.arg
@@ -168,21 +269,31 @@ class _Latex:
 _ASSIGNED = re.compile(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)\Z", re.S)
 
 
-def expression_latex(text: str) -> str:
+def expression_latex(text: str, values: Mapping[str, Any] | None = None) -> str:
     """LaTeX for an allowed expression (or a worked-solution step ``NAME = expression``), for
     showing it as math instead of code: ``q @ K.T / sqrt(4)`` -> ``\\frac{q K^{T}}{\\sqrt{4}}``,
     ``transpose(A)`` -> ``A^{T}``, ``inv(A) @ b`` -> ``A^{-1} b``, ``softmax(x - c)`` ->
     ``\\mathrm{softmax}\\left(x - c\\right)``.  Variable names as in the prompt: one letter
     italic, ``W_Q`` subscripted, Greek names as letters, longer names upright.
 
+    Functions with a notation are written in it: ``solve(A, b)`` -> ``A^{-1} b``, ``norm(q)``
+    -> ``\\lVert q \\rVert``, ``hstack(H1, H2)`` -> the block matrix ``[H_1 \\; H_2]``
+    (``vstack`` stacked), ``argmax(s) + 1`` -> ``\\operatorname{arg\\,max}_{i} s_{i}`` (the
+    position counted from 1; a bare ``argmax(s)``, NumPy's 0-based index, is that minus 1),
+    ``outer(a, b)`` -> ``a b^{T}``, ``trace``/``rank`` as operators, ``eye(n)`` -> ``I_{n}``.
+    With ``values`` (the variables' values, shapes are read from them) ``q @ k`` of two vectors
+    is the dot product ``q \\cdot k`` and ``[a, b]`` of two vectors the matrix with rows ``a^T``
+    and ``b^T`` (``transpose([a, b])`` with columns ``a`` and ``b``); a list of numbers is a
+    column vector.
+
     Text that is not an expression of the allowed language is returned as ``\\mathtt{...}``
     (monospace), so a solution step always renders.
     """
     m = _ASSIGNED.fullmatch(text)
     if m is not None:
-        return _latex_name(m[1]) + " = " + expression_latex(m[2])
+        return _latex_name(m[1]) + " = " + expression_latex(m[2], values)
     try:
         compiled = compile_expression(text)
     except ExpressionError:
         return r"\mathtt{" + re.sub(r"([_{}$&#%\\^~])", r"\\\1", text) + "}"
-    return _Latex()(compiled.tree)
+    return _Latex(values)(compiled.tree)

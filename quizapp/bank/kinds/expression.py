@@ -26,6 +26,7 @@ values (its follow-through expression; see ``quizapp/bank/parts.py``).
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import numpy as np
@@ -215,25 +216,30 @@ def solution_steps(
     expected: Any,
     form: AnswerForm,
     precision: Precision | None,
+    values: dict[str, Any] | None = None,
 ) -> list[SolutionStep]:
     """The computed part of an expression's worked solution: each intermediate result
     (innermost first, at most ``MAX_STEPS``, the last ones), named by its formula and written
-    with its value, then the answer.  Values as the prompt asks (``quizapp.bank.formula``):
-    exact prompts as integers and fractions, "N decimal places" with N places for the answer and
-    N + 2 on the way."""
+    with its value, then the answer.  Formulas as mathematics (``expression_latex`` on
+    ``values``, the variables, for the shapes: ``q @ k`` of vectors is ``q \\cdot k``); values as
+    the prompt asks (``quizapp.bank.formula``): exact prompts as integers and fractions, "N
+    decimal places" with N places, "N significant figures" with N figures; a vector on the left
+    of a matrix product (``x @ E``) as a row.  A 0-based index (``argmax(s)``, NumPy's) is never
+    shown: a student counts positions from 1, as ``argmax(s) + 1`` is written."""
     steps: list[SolutionStep] = []
     seen: set[str] = set()
     for step in trace:
-        if step.text in seen or step.text == answer.text:
+        if step.text in seen or step.text == answer.text or _zero_based(step.text):
             continue
         seen.add(step.text)
-        formula = expression_latex(step.text)
+        formula = expression_latex(step.text, values)
         note = f" ({step.note})" if step.note else ""
+        row = _row_vector(step.text, values)
         steps.append(
             SolutionStep(
                 title=f"${formula}$",
                 text=f"${formula} {relation(step.value, precision)} "
-                f"{latex_value(step.value, precision)}${note}.",
+                f"{latex_value(step.value, precision, row=row)}${note}.",
                 value=rounded(step.value, precision, final=False),
                 heatmap=step.heatmap,
             )
@@ -242,14 +248,71 @@ def solution_steps(
     steps.append(
         SolutionStep(
             title="Answer",
-            text=f"${expression_latex(answer.text)} {relation(expected, precision, final=True)} "
-            f"{latex_value(expected, precision, final=True)}$.",
+            text=f"${expression_latex(answer.text, values)} "
+            f"{relation(expected, precision, final=True)} "
+            f"{latex_value(expected, precision, final=True, row=_row_vector(answer.text, values))}"
+            f"${_position_note(answer.text, expected, values)}.",
             value=rounded(expected, precision, final=True),
             row_labels=form.row_labels,
             col_labels=form.col_labels,
         )
     )
     return steps
+
+
+def _zero_based(text: str) -> bool:
+    """Whether ``text`` is a bare ``argmax(...)`` / ``argmin(...)``: NumPy's 0-based index."""
+    try:
+        node = compile_expression(text).tree.body
+    except ExpressionError:  # not an expression: written as text, no notation to choose
+        return False
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("argmax", "argmin")
+    )
+
+
+def _row_vector(text: str, values: dict[str, Any] | None) -> bool:
+    """Whether ``text`` is a vector times a matrix, ``x @ E``: a row vector (1 x n), as the
+    prompts write ``\\mathbf{x}E``."""
+    if values is None:
+        return False
+    try:
+        node = compile_expression(text).tree.body
+    except ExpressionError:  # not an expression: written as text, no notation to choose
+        return False
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)):
+        return False
+    try:
+        left = evaluate(compile_expression(ast.unparse(node.left)), values)
+        right = evaluate(compile_expression(ast.unparse(node.right)), values)
+    except Exception:  # noqa: BLE001 - the shape is unknown: written as a column
+        return False
+    return bool(np.ndim(left) == 1 and np.ndim(right) == 2)
+
+
+def _position_note(text: str, expected: Any, values: dict[str, Any] | None) -> str:
+    """For an answer ``argmax(x) + 1`` (``argmin``): ": the largest entry of x is entry 3"."""
+    try:
+        node = compile_expression(text).tree.body
+    except ExpressionError:  # not an expression: written as text, no notation to choose
+        return ""
+    if not (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add)
+        and _zero_based(ast.unparse(node.left))
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 1
+    ):
+        return ""
+    call = node.left
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+    if call.keywords or len(call.args) != 1 or np.ndim(expected) != 0:
+        return ""
+    word = "largest" if call.func.id == "argmax" else "smallest"
+    vector = expression_latex(ast.unparse(call.args[0]), values)
+    return f": the {word} entry of ${vector}$ is entry {int(round(float(expected)))}"
 
 
 def _explanation(params: ExpressionSpec, values: dict[str, Any]) -> list[SolutionStep]:
@@ -444,7 +507,7 @@ class ExpressionKind(Kind):
             form = answer_form_for(expected, spec)
         except ExpressionError as exc:
             raise _blame(exc, *form_field) from exc
-        return expected, form, solution_steps(trace, answer, expected, form, precision)
+        return expected, form, solution_steps(trace, answer, expected, form, precision, values)
 
     def _answer(
         self, params: ExpressionSpec, answer: Compiled, values: dict[str, Any]

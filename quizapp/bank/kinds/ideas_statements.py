@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import field_validator
 
 from quizapp import linalg
+from quizapp.bank.formula import significant_latex
 from quizapp.bank.kinds import register_kind
 from quizapp.bank.types import Generated, Kind, KindParams, SolutionStep
 
@@ -550,7 +551,7 @@ def _softmax_statement(kind: str, rng: np.random.Generator) -> tuple[str, Any, l
                     "False: $e^{x_i} > 0$ for every score, so every weight is positive (it may "
                     "round to 0.00)",
                     True,
-                    f"Here the smallest weight is about ${w.min():.6f}$: tiny, but positive.",
+                    f"Here the smallest weight is about ${significant_latex(w.min())}$: tiny, but positive.",
                 ),
                 Option(
                     "True: a very negative score gets weight 0",
