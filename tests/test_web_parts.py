@@ -179,6 +179,7 @@ def test_one_part_at_a_time_locks_the_correct_part_and_counts_attempts(app) -> N
     assert second.verdict["parts"]["S"]["answered"] == "kept"
     assert second.verdict["parts"]["W"]["answered"] == "posted"
     assert "Solved!" in page and "Worked solution" in page
+    assert '<p class="alert alert-done">Solved!' in page
     assert "A correct answer to part S" in page and "A correct answer to part W" in page
     p = progress_of(app, "ana", STEPS)
     assert p.best_score == 1.0 and p.attempts_used == 2 and p.best_points == 10.0
@@ -257,6 +258,9 @@ def test_attempts_run_out_per_submission_and_show_each_parts_answer(app) -> None
     assert [r.attempt_number for r in rows] == [1, 2, 3, 4]
     page = page_of(client, STEPS)
     assert "No attempts left on this variant" in page
+    # Out of attempts is not dressed as solved (the single-answer page's red box, not the green).
+    assert '<p class="alert alert-out">No attempts left on this variant.' in page
+    assert "alert-done" not in page
     assert "A correct answer to part S" in page and "Worked solution" in page
     assert "S · " in page  # the worked solution lists each part's steps
     resp = post_parts(client, STEPS, {"S": grid(S, 0)})
