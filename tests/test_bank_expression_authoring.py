@@ -144,3 +144,21 @@ def test_variables_conditions_and_derived_values_are_bounded(field: str) -> None
     assert len(errors) == 1, errors
     assert f"{field}: {limit + 1} " in errors[0].message
     assert f"at most {limit}" in errors[0].message
+
+
+def test_length_limits_are_told_in_plain_words_with_the_count() -> None:
+    """Not the schema library's "String should have at most 200 characters" / "List should
+    have at most 10 items after validation, not 12": the bound and what the file has."""
+    from quizapp.bank.schema import MAX_HINTS
+
+    head = f"title: {'x' * 230}\nkind: expression\nvariables:\n  a: {{integers: [1, 5]}}\n"
+    many = "mistakes:\n" + "".join(
+        f"  - {{code: m{i}, answer: a + {i + 1}, message: Not this.}}\n"
+        for i in range(MAX_HINTS + 2)
+    )
+    tail = "answer: a / 3\nprompt: 'Compute $a/3$ to 2 decimal places.'\ntolerance: {decdig: 2}\n"
+    messages = sorted(e.message for e in _errors(head + many + tail))
+    assert messages == [
+        f"mistakes: at most {MAX_HINTS} items, got {MAX_HINTS + 2}",
+        "title: at most 200 characters, got 230",
+    ]

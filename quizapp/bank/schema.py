@@ -662,8 +662,22 @@ def pydantic_errors(
             )
             continue
         family = etype.split("_")[0]
+        ctx = err.get("ctx") or {}
+        given = err.get("input")
         if etype.endswith(("_type", "_parsing")) and family in _TYPE_WORDS:
-            msg = f"expected {_TYPE_WORDS[family]}, got {shown_value(err.get('input'))}"
+            msg = f"expected {_TYPE_WORDS[family]}, got {shown_value(given)}"
+        elif etype in ("string_too_long", "string_too_short") and isinstance(given, str):
+            bound = "at most" if etype == "string_too_long" else "at least"
+            limit = ctx.get("max_length" if etype == "string_too_long" else "min_length")
+            msg = (
+                "must not be empty"
+                if limit == 1 and etype == "string_too_short"
+                else f"{bound} {limit} characters, got {len(given):,}"
+            )
+        elif etype in ("too_long", "too_short") and isinstance(given, list | dict):
+            bound = "at most" if etype == "too_long" else "at least"
+            limit = ctx.get("max_length" if etype == "too_long" else "min_length")
+            msg = f"{bound} {limit} items, got {len(given):,}"
         elif "input" in err and not isinstance(err["input"], (dict, list)):
             msg = f"{msg} (got {shown_value(err['input'])})"
         out.append(BankError(file, mark.line, mark.column, f"{dotted}: {msg}"))
