@@ -195,7 +195,8 @@ def test_preview_shows_prompt_answer_and_solution(bank: Path) -> None:
     assert "Answer form: vector, 2, grid shown" in out
     shown = re.search(r"Expected answer:\n\s+\[ (.*) \]", out)
     assert shown and np.allclose([float(t) for t in shown.group(1).split()], x, rtol=1e-5)
-    assert "Worked solution" in out and "\\mathrm{solve}\\left(A, b\\right)" in out  # as math
+    assert "Worked solution" in out and "A^{-1} \\mathbf{b}" in out  # mathematics, not solve(A, b)
+    assert "\\mathrm{solve}" not in out
     det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
     assert f"Compute $\\det A = {int(det)}$ first." in out
 
