@@ -148,7 +148,11 @@ def mistaken_answer(data: dict, v, code: str):
             )
         if code == "forgot_w_o":
             return np.asarray(3 * d * d)
-        return np.asarray({"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d}[ask])
+        # d_model_per_head: each head's W_Q, W_K, W_V d_model x d_model (W_O as it is)
+        return np.asarray(
+            {"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d,
+             "layer": 3 * h * d * d + d * d}[ask]
+        )  # fmt: skip
     if kind == "transpose" and code in ("rotation_not_inverted", "rotation_ignored"):
         t = math.radians(vals["angle"])
         y = np.asarray(vals["y"], float)

@@ -323,3 +323,20 @@ def test_it_attends_to_the_animal_when_tired_and_the_street_when_wide() -> None:
         assert v.values["sentence"].endswith(f"because it was too {ending}.")
         seen.add(ending)
     assert seen == {"tired", "wide"}
+
+
+def test_parameter_count_names_each_head_taken_as_d_model_wide_for_the_whole_layer() -> None:
+    """3 h d_model^2 + W_O (each head's W_Q, W_K, W_V counted d_model x d_model) was a wrong
+    count of the whole layer that named no mistake (23040 for d_model = 48, h = 3)."""
+    ex = BANK.exercises["05-attention/18-parameter-count"]
+    seen = 0
+    for seed in range(200):
+        v = ex.generate(seed)
+        d, h = int(v.values["d_model"]), int(v.values["heads"])
+        if float(v.expected) != 4 * d * d or h < 2:
+            continue  # not the whole layer
+        seen += 1
+        verdict = grade_answer(v, str(3 * h * d * d + d * d))
+        assert verdict.status == "incorrect"
+        assert "d_model_per_head" in verdict.mistake_codes, (seed, verdict.mistake_codes)
+    assert seen >= 10

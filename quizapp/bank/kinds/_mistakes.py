@@ -197,8 +197,9 @@ def _parameters(ctx: Ctx, mistake: str) -> np.ndarray | None:
         return None if value is None else np.asarray(value, dtype=float)
     if mistake == "forgot_w_o":
         return np.asarray(3 * all_qkv, dtype=float) if ask == "layer" else None
-    if mistake == "d_model_per_head":  # each head's W_Q taken as d_model x d_model
-        value = {"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d}.get(ask)
+    if mistake == "d_model_per_head":  # each head's W_Q, W_K, W_V taken as d_model x d_model
+        value = {"one_q": d * d, "all_q": h * d * d, "qkv": 3 * h * d * d,
+                 "layer": 3 * h * d * d + w_o}.get(ask)  # fmt: skip
         return None if value is None else np.asarray(value, dtype=float)
     return None
 
