@@ -102,7 +102,7 @@ def take(out: Path, chromium: str) -> Path:
                     page.goto(f"/exercises/{EXERCISE}")
                     for r, row_values in enumerate(unscaled):
                         for c, value in enumerate(row_values):
-                            page.locator(f"#cell-{r}-{c}").fill(f"{value:.2f}")
+                            page.locator(f'[name="cell-{r}-{c}"]').fill(f"{value:.2f}")
                     with page.expect_navigation():
                         page.locator(
                             "form.grid-form button[type=submit]:not([name=action])"

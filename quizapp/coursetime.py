@@ -138,7 +138,7 @@ def parse_wall_time(value: Any, field: str = "") -> WallTime:
         raise TimeError(
             _named(
                 field,
-                "expected one date and time such as 2026-12-01 17:00, got " + _written(value),
+                "expected a date and time such as 2026-12-01 17:00, got " + _written(value),
             )
         )
     text = value.strip()

@@ -998,7 +998,7 @@ def test_a_time_that_is_not_one_says_what_was_written_not_a_python_repr(value, s
 
     with pytest.raises(coursetime.TimeError) as err:
         coursetime.parse_wall_time(value, "opens")
-    assert str(err.value) == f"opens: expected one date and time such as 2026-12-01 17:00, {says}"
+    assert str(err.value) == f"opens: expected a date and time such as 2026-12-01 17:00, {says}"
     assert "datetime" not in str(err.value)
 
 

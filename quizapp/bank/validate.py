@@ -546,8 +546,12 @@ def _seed_precision_problems(
         v = exercise.generate(PRECISION_SEED)
     except Exception:  # noqa: BLE001 - reported by the generation checks and sample_problems
         return []
+    try:
+        problems = variant_precision_problems(v)
+    except Exception:  # noqa: BLE001 - a variant that cannot be graded or written out: the
+        return []  # generation checks and sample_problems report it; validation never crashes
     out = []
-    for problem in variant_precision_problems(v):
+    for problem in problems:
         label, mark = precision_mark(data, located, problem)
         message = f"{label}: {problem.message} (seed {PRECISION_SEED})"
         out.append((_at(exercise.path, mark, message), problem.missing))
