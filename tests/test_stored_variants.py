@@ -105,7 +105,7 @@ def test_existing_variants_show_the_same_page_and_grade_the_same_after_yaml_and_
 
     _edit(app, MAPS_BACK, "integers: [-3, 3]", "integers: [-9, 9]")
     _edit(app, MAPS_BACK, "rank(A) == 2", "rank(A) >= 1")
-    _edit(app, MAPS_BACK, "Compute $A^T", "Now compute $A^T")
+    _edit(app, MAPS_BACK, "compute $A^T", "Now compute $A^T")
     report = sync(app)
     assert report.updated == [MAPS_BACK]
     _forbid_generation(monkeypatch)
@@ -122,7 +122,7 @@ def test_a_student_who_starts_after_the_edit_gets_the_new_version(app) -> None:
     add_user(app, "ana")
     add_user(app, "ben")
     old = variant_values(app, "ana", MAPS_BACK)
-    _edit(app, MAPS_BACK, "Compute $A^T", "Now compute $A^T")
+    _edit(app, MAPS_BACK, "compute $A^T", "Now compute $A^T")
     sync(app)
     variant_values(app, "ben", MAPS_BACK)
     with app.app_context():
