@@ -275,6 +275,7 @@ STUDENT_ENDPOINTS = {
     "student.home",
     "student.progress",
     "student.exercise",
+    "student.submissions",
     "student.new_variant",
     "auth.login",
     "auth.register",
