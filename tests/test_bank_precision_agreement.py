@@ -209,7 +209,7 @@ def test_validate_names_the_part_tolerance_line(bad_files) -> None:
 def test_a_prompt_without_precision_is_a_validate_warning_and_a_check_failure(bad_files) -> None:
     """validate warns at the prompt line (refusing would reject every file written before
     prompts had to state a precision); check refuses it on every seed."""
-    from quizapp.bank.validate import missing_precision_warnings
+    from quizapp.bank.validate_precision import missing_precision_warnings
 
     path, line, says = bad_files["no-statement"]
     exercise, errors = load_exercise_file(path)

@@ -269,7 +269,7 @@ def _check_stated_precision(
     problems = variant_precision_problems(v)
     if not problems:
         return
-    from quizapp.bank.validate import precision_mark
+    from quizapp.bank.validate_precision import precision_mark
 
     parsed = _parsed(exercise.source, exercise.path)
     for problem in problems:

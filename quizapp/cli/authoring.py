@@ -89,7 +89,7 @@ def validate(path: Path, n_seeds: int) -> None:
     a numeric answer whose prompt (at seed 0) states no precision is printed as a warning.
     """
     from quizapp.bank.check import sample_problems
-    from quizapp.bank.validate import missing_precision_warnings
+    from quizapp.bank.validate_precision import missing_precision_warnings
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
