@@ -129,3 +129,61 @@ def test_an_unreadable_part_uses_no_attempt_and_says_which(
     assert "used no attempt" in page.locator("main").inner_text()
     assert int(page.locator("#attempts-left").inner_text()) == 4
     assert page.locator("[name=part-S-cell-0-0]").get_attribute("aria-invalid") == "true"
+
+
+def test_each_part_previews_as_typed_and_a_paste_fills_its_grid(
+    page: Any, live_server: LiveServer
+) -> None:
+    """Issue 15 on a multi-part page: a matrix pasted into a part's grid box fills that part's
+    grid (the server reads it, as the part's text box would), or says why not; each part shows
+    how its answer is read as the student types; none of it is stored or uses an attempt."""
+    server = live_server
+    register(page, "parts-pia")
+    values = variant_values(server, "parts-pia", STEPS)
+    S = np.asarray(values["Q"], float) @ np.asarray(values["K"], float).T
+    page.goto(f"/exercises/{STEPS}")
+    before = tb.row_counts(server)
+    status = part_section(page, "S").locator(".paste-status")
+    # A NumPy-style paste into the last box of S fills all of S (the whole answer, the whole grid).
+    text = "[" + ", ".join("[" + ", ".join(f"{v:g}" for v in row) + "]" for row in S) + "]"
+    tb.paste_into(page, f"[name=part-S-cell-{S.shape[0] - 1}-{S.shape[1] - 1}]", text)
+    tb.expect(status).to_contain_text("Filled")
+    assert f"Filled {S.size} boxes from the pasted answer." == status.inner_text()
+    filled = [
+        [page.locator(f"[name=part-S-cell-{r}-{c}]").input_value() for c in range(S.shape[1])]
+        for r in range(S.shape[0])
+    ]
+    assert np.allclose(np.array(filled, dtype=float), S)
+    # S's own preview shows the matrix as read; W's grid is untouched and W shows nothing yet.
+    s_preview = part_section(page, "S").locator(".preview")
+    s_preview.locator(".preview-math math").wait_for()
+    rows, cols = S.shape
+    assert f"Read as a {rows}×{cols} matrix. Not graded yet: no attempt used." in (
+        s_preview.inner_text()
+    )
+    assert np.allclose(
+        [float(x.replace("−", "-")) for x in s_preview.locator("mn").all_text_contents()],
+        np.abs(S).ravel(),
+    )
+    assert page.locator("[name=part-W-cell-0-0]").input_value() == ""
+    assert part_section(page, "W").locator(".preview-message").inner_text() == ""
+    # A row wider than W's grid pasted into W: nothing filled, and the part says why.
+    w_status = part_section(page, "W").locator(".paste-status")
+    wide = " ".join(["0.1"] * (cols + 1))
+    tb.paste_into(page, "[name=part-W-cell-0-0]", wide)
+    tb.expect(w_status).to_contain_text("nothing was filled")
+    assert f"1 × {cols + 1}, but the grid is {rows} × {cols}" in w_status.inner_text()
+    assert page.locator("[name=part-W-cell-0-0]").input_value() == ""
+    # W's text box, typed unreadable: W's preview gives the reader's message.
+    page.locator("[name=part-W-answer]").press_sequentially("[[0.5, 0.5, x]]", delay=10)
+    w_message = part_section(page, "W").locator(".preview-message")
+    tb.expect(w_message).to_contain_text("Cannot be read")
+    assert "Unknown name 'x'" in w_message.inner_text()
+    shot(page, server, "parts-03-paste-and-preview")
+    assert tb.row_counts(server) == before  # nothing stored
+    assert int(page.locator("#attempts-left").inner_text()) == 4
+    assert tb.csp_violations(page) == []
+    # The pasted S is what is submitted: graded correct (W's unreadable text makes W invalid).
+    page.locator("[name=part-W-answer]").fill("")
+    click(page, "Check part S only")
+    assert "✓ correct" in part_section(page, "S").inner_text()

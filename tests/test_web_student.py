@@ -133,8 +133,8 @@ def test_partial_answer_marks_each_cell_right_or_wrong(app) -> None:
     grid[1][2] = fmt(w[1, 2] + 0.5)  # one wrong cell out of six
     page = text(post_cells(client, WEIGHTS, grid))
     assert "◐ partly right" in page
-    assert page.count('class="cell mark-right"') == 5
-    assert page.count('class="cell mark-wrong"') == 1
+    assert page.count('<td class="mark-right"><input') == 5
+    assert page.count('<td class="mark-wrong"><input') == 1
     # Not by colour alone: the box's name says it (the sign comes from the stylesheet).
     assert re.search(r'name="cell-1-2" [^>]*aria-label="[^"]*\(wrong\)"', page)
     (sub,) = subs(app, WEIGHTS)
@@ -388,7 +388,7 @@ def test_invalid_cell_in_the_grid_is_highlighted_and_kept(app) -> None:
         as_text=True
     )
     assert "⚠ invalid" in page
-    assert 'class="cell mark-invalid"' in page
+    assert '<td class="mark-invalid"><input' in page
     assert re.search(r'name="cell-1-1" [^>]*aria-label="[^"]*\(cannot be read\)"', page)
     assert 'name="cell-1-1" value="abc"' in page  # typed values kept
     assert 'id="attempts-left">3</strong>' in page

@@ -1,21 +1,18 @@
-// quizapp: the answer form of a single-answer exercise (loaded after app.js, whose helpers it
-// takes from window.quizapp; only a page with an open answer form loads it; no build step):
-// the answer preview (POST .../preview: the server reads the answer with the grader's parser,
-// stores nothing), and a whole answer pasted into a grid box fills the grid as the text box would
-// read it, or says why not.
+// quizapp: an open answer form, its single answer or each of its parts (after app.js; no build
+// step): the live preview (the server reads the answer as the grader would, stores nothing), and
+// an answer pasted into a grid box fills the grid as the text box would read it, or says why not.
 "use strict";
 (function () {
-  var q = window.quizapp, $ = q.$, $$ = q.$$, say = q.say, markScrollers = q.markScrollers;
+  var q = window.quizapp, $ = q.$, $$ = q.$$, say = q.say, home = $("[data-preview-url]");
+  var map = function (list, f) { return Array.prototype.map.call(list, f); };
 
-  var section = $("[data-preview-url]");
-  function ask(form, body) {
-    return fetch(section.dataset.previewUrl, {
+  function post(form, body) {
+    return fetch(home.dataset.previewUrl, {
       method: "POST", credentials: "same-origin", body: JSON.stringify(body),
       headers: { "Content-Type": "application/json", "X-CSRFToken": $("[name=csrf_token]", form).value },
     }).then(function (r) {
       return r.json().then(function (d) {
-        if (r.ok) return d;
-        return r.status === 429 ? null : { status: "invalid", message: d.error || "It could not be checked." };
+        return r.ok ? d : r.status === 429 ? null : { status: "invalid", message: d.error || "It could not be checked." };
       });
     });
   }
@@ -24,48 +21,40 @@
     $(".preview-message", box).textContent = !d ? "" : d.status === "valid" ?
       d.message + " Not graded yet: no attempt used." : "Cannot be read: " + d.message + " No attempt used.";
     $(".preview-math", box).innerHTML = d ? d.read_as_html : ""; // MathML the server rendered
-    markScrollers();
+    q.markScrollers();
   }
-  function gridValues(form) {
-    var empty = false;
-    var rows = Array.prototype.map.call($$("table.grid tbody tr", form), function (tr) {
-      return Array.prototype.map.call($$("input", tr), function (box) {
-        if (!box.readOnly && !box.value.trim()) empty = true;
-        return box.value;
-      });
-    });
-    return empty ? null : rows;
-  }
-  function setUpPreview(form, via) {
-    var box = $('[data-preview="' + via + '"]', form), timer, last, seq = 0;
-    if (!box || !section) return;
-    $(".check-button", form).hidden = true; // the live preview replaces the button
-    function update() {
-      var field = $("[name=answer]", form);
-      var answer = via === "cells" ? gridValues(form) : field.value.trim() ? field.value : null;
-      var key = JSON.stringify(answer);
-      if (key === last) return;
-      last = key;
-      var mine = ++seq;
-      if (answer === null) return show(box, null);
-      ask(form, via === "cells" ? { cells: answer } : { answer: answer })
-        .then(function (d) { if (mine === seq) show(box, d); }, function () { if (mine === seq) show(box, null); });
-    }
-    form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(update, 350); });
-    form.quizappPreview = update;
+  function add(cls, before, html) { // a part's paste status or preview box
+    var el = document.createElement(html ? "div" : "p");
+    el.className = cls;
+    el.innerHTML = html || "";
+    before.before(el);
+    return el;
   }
 
-  function setUpPaste(form) {
-    var status = $(".paste-status", form), trs = $$("table.grid tbody tr", form);
-    var R = trs.length, C = R ? $$("input", trs[0]).length : 0;
-    form.addEventListener("paste", function (event) {
-      var target = event.target, text = (event.clipboardData || window.clipboardData).getData("text");
-      if (!/^cell-\d+-\d+$/.test(target.name) || !/[\s,;[\]{}&\\]/.test(text.trim())) return; // one number
+  // One answer: `root` holds its grid and/or its text `field` (which wins over the grid);
+  // send(answer) posts a text or rows of cells and resolves to how it is read.
+  function setUp(form, root, field, box, status, send) {
+    var trs = $$("table.grid tbody tr", root), R = trs.length, C = R && $$("input", trs[0]).length;
+    var timer, last, seq = 0;
+    function cells() { // the grid's rows of texts, or null while a box is empty
+      if (!R || [].some.call($$("table.grid input", root), function (b) { return !b.readOnly && !b.value.trim(); })) return null;
+      return map(trs, function (tr) { return map($$("input", tr), function (b) { return b.value; }); });
+    }
+    function update() {
+      var answer = field && field.value.trim() ? field.value : cells(), key = JSON.stringify(answer), mine = ++seq;
+      if (!box || key === last) return;
+      last = key;
+      if (answer === null) return show(box, null);
+      send(answer).then(function (d) { if (mine === seq) show(box, d); }, function () { if (mine === seq) show(box, null); });
+    }
+    if (box) root.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(update, 350); });
+    if (R && status) root.addEventListener("paste", function (event) {
+      var at = /cell-(\d+)-(\d+)$/.exec(event.target.name || ""), r0 = at && +at[1], c0 = at && +at[2];
+      var text = (event.clipboardData || window.clipboardData).getData("text");
+      if (!at || !/[\s,;[\]{}&\\]/.test(text.trim())) return; // one number: the box takes it
       event.preventDefault();
-      var at = target.name.split("-"), r0 = +at[1], c0 = +at[2];
       say(status, "Reading the pasted answer…");
-      if (!section) return;
-      ask(form, { answer: text }).then(function (d) {
+      send(text).then(function (d) {
         var cells = d && d.cells, filled = 0;
         if (!cells || !cells.length) {
           return say(status, "The pasted answer cannot be read: " + (d ? d.message : "try again in a moment.") +
@@ -78,26 +67,43 @@
         if (r0 + rows > R || c0 + cols > C) {
           return say(status, "The pasted answer is " + rows + " × " + cols + ", but the grid is " + R + " × " + C +
             (r0 || c0 ? " (from row " + (r0 + 1) + ", column " + (c0 + 1) + ")" : "") +
-            ": nothing was filled. Paste a " + R + " × " + C + " answer, or use the text box below.", true);
+            ": nothing was filled. Paste a " + R + " × " + C + " answer, or use the text box.", true);
         }
         cells.forEach(function (row, i) {
           row.forEach(function (value, j) {
-            var box = $("[name=cell-" + (r0 + i) + "-" + (c0 + j) + "]", form);
-            if (box && !box.readOnly) { box.value = value; filled++; }
+            var cell = $("[name$=cell-" + (r0 + i) + "-" + (c0 + j) + "]", root);
+            if (cell && !cell.readOnly) { cell.value = value; filled++; }
           });
         });
         say(status, "Filled " + filled + " box" + (filled === 1 ? "" : "es") + " from the pasted answer.");
-        if (form.quizappPreview) form.quizappPreview();
+        update();
       }, function () {
-        var area = $("#answer-text");
+        var area = field || $("#answer-text");
         if (area) area.value = text;
-        say(status, "The pasted answer could not be checked just now; it is in the text box below.", true);
+        say(status, "The pasted answer could not be checked just now; it is in the text box.", true);
       });
     });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    $$("form.grid-form").forEach(function (form) { setUpPaste(form); setUpPreview(form, "cells"); });
-    $$("form.text-form,form.single-form").forEach(function (form) { setUpPreview(form, "text"); });
+    if (!home) return;
+    $$("form.grid-form,form.text-form,form.single-form").forEach(function (form) {
+      var box = $("[data-preview]", form), check = $(".check-button", form);
+      if (box && check) check.hidden = true; // the live preview replaces the button
+      setUp(form, form, $("[name=answer]", form), box, $(".paste-status", form), function (a) {
+        return post(form, a.map ? { cells: a } : { answer: a });
+      });
+    });
+    $$("section.part[data-part]").forEach(function (part) {
+      var form = part.closest("form"), name = part.dataset.part, at = $(".part-check", part);
+      var field = $("textarea,input[type=text]", part), status = $("table.grid", part) && add("paste-status", at);
+      if (status) status.setAttribute("role", "status");
+      setUp(form, part, field, field && add("preview", at, '<p class="preview-message" aria-live="polite"></p><div class="preview-math"></div>'),
+        status, function (a) {
+          var body = { parts: {} };
+          body.parts[name] = a;
+          return post(form, body).then(function (d) { return d && d.parts ? d.parts[name] : d; });
+        });
+    });
   });
 })();

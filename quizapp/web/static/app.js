@@ -1,8 +1,5 @@
-// quizapp progressive enhancement (every page works without it; no build step):
-// boxes that scroll sideways become focusable labelled regions; after a submit the verdict
-// (focused by autofocus) is announced in a live region.  The answer form's own code (preview,
-// paste into the grid) is answer.js, which only a page with an open answer form loads; it uses
-// window.quizapp (the helpers below).
+// quizapp, on every page (each works without it; no build step): wide boxes become focusable
+// labelled scroll regions; a verdict is announced. answer.js (an open answer form) uses window.quizapp.
 "use strict";
 (function () {
   var $ = function (s, el) { return (el || document).querySelector(s); };
