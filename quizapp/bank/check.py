@@ -13,7 +13,7 @@ and shaped as its form says, graded correct with no mistake named), its follow-t
 expressions give the true values from the true earlier values, and an answer carried forward
 from a wrong earlier part earns the follow-through credit.  Across seeds: the variants really
 vary (not all identical).  A warning, not a failure: the seeds where two named mistakes give the
-same answer (:func:`coinciding_mistakes`), counted per exercise.
+same answer (:func:`quizapp.bank.distinct.coinciding_mistakes`), counted per exercise.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from quizapp.bank.answers import expected_answer_text, grade_answer
+from quizapp.bank.distinct import coinciding_mistakes
+from quizapp.bank.distinct import finite as _finite
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
 from quizapp.bank.precision import variant_precision_problems
@@ -106,14 +108,6 @@ def render_problem(text: str) -> str | None:
     return None
 
 
-def _finite(value: Any) -> bool:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return True  # non-numeric expected values (e.g. a choice label) are the kind's business
-    return bool(np.all(np.isfinite(arr)))
-
-
 def _fingerprint(v: Variant) -> str:
     if v.parts:
         expected = b"\0".join(np.asarray(p.expected, dtype=float).tobytes() for p in v.parts)
@@ -122,59 +116,6 @@ def _fingerprint(v: Variant) -> str:
         np.asarray(v.expected).tobytes() if _finite(v.expected) else repr(v.expected).encode()
     )
     return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
-
-
-def coinciding_mistakes(v: Variant) -> list[tuple[str, str]]:
-    """The pairs of named mistakes of variant ``v`` that give the same answer (within its
-    tolerance, on its graded cells), so a student giving it is told "either of these slips"
-    (:func:`quizapp.grading.mistakes.reconcile_mistakes`), never which one they made.
-
-    Compares the values the variant's value mistakes produce (``mistaken_value`` of each code
-    in ``detectors``) and an ``expression`` exercise's authored mistakes (computed when the
-    variant was drawn), for a single-answer variant and for each part of a multi-part one
-    (pairs of a part are named ``part.code``).  A mistake whose value is the right answer is
-    never named, so it is left out.  ``swapped_unknowns`` (any of several swaps), the
-    observation ``rows_dont_sum_to_one`` and the generic detectors have no single value and are
-    not compared.  Pure; a few small NumPy computations per code (about 15 % of a seed's check).
-    """
-    from quizapp.bank.detectors import matches
-    from quizapp.bank.kinds._mistakes import MISTAKES, mistaken_value
-
-    value_codes = {code for _, code in MISTAKES}
-    pairs: list[tuple[str, str]] = []
-    graded = [("", v.expected, v.answer_form, v.tolerance, v.detectors, v.context)]
-    if v.parts:
-        graded = [
-            (f"{p.name}.", p.expected, p.answer_form, p.tolerance or v.tolerance, p.detectors,
-             p.context or v.context)
-            for p in v.parts
-        ]  # fmt: skip
-    for prefix, expected, form, tolerance, detectors, context in graded:
-        if form.type not in ("scalar", "vector", "matrix", "partial_matrix"):
-            continue
-        exp = np.asarray(expected, dtype=float)
-        mask = context.get("mask")
-        if mask is None and form.given is not None:
-            mask = [[cell is None for cell in row] for row in form.given]
-        ctx = {**context, "tolerance": tolerance, "mask": mask}
-        targets: list[tuple[str, Any]] = []
-        for code in detectors:
-            if code in value_codes:
-                value = mistaken_value(code, context)
-                if value is not None:
-                    targets.append((code, value))
-        if "authored" in detectors:
-            targets += [(str(c), value) for c, value, _ in context.get("authored_mistakes") or ()]
-        named = [
-            (code, value)
-            for code, value in targets
-            if _finite(value) and not (np.shape(value) == exp.shape and matches(exp, value, ctx))
-        ]
-        for i, (a, va) in enumerate(named):
-            for b, vb in named[i + 1 :]:
-                if np.shape(va) == np.shape(vb) and matches(va, vb, ctx):
-                    pairs.append((prefix + a, prefix + b))
-    return pairs
 
 
 def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[CheckFailure]]:

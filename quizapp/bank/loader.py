@@ -37,6 +37,10 @@ QUIZ_FILE = "quiz.yaml"
 #: The course-wide settings file at the bank root (quiz weights; read by the instructor side).
 COURSE_FILE = "course.yaml"
 MAX_SEED = 2**63
+#: How many times a draw whose named mistakes coincide is drawn again (``Kind.redraw_coinciding``).
+#: In the bundled bank at most 1 draw in 3 of an exercise has such a pair (06a-multi-head-step-
+#: by-step), so 16 more draws leave a pair about once in 3**17 (10**8) seeds; a draw is ~1-10 ms.
+REDRAWS = 16
 
 
 def content_hash(text: str) -> str:
@@ -81,7 +85,12 @@ class Exercise:
         ``Kind.params_at``).
 
         Draws from ``numpy.random.default_rng(seed)`` (PCG64), so the same seed gives the same
-        numbers on every machine with the same NumPy major version.  Raises ``BankError``
+        numbers on every machine with the same NumPy major version.  From the kind's
+        ``redraw_coinciding`` revision on, a draw whose named mistakes give one answer
+        (:func:`quizapp.bank.distinct.coinciding_mistakes`) is drawn again from the same
+        generator, up to :data:`REDRAWS` times; the first draw with the fewest such pairs is kept
+        (a draw with none is kept as it is: the seeds whose mistakes were told apart keep their
+        numbers).  Raises ``BankError``
         (``file: seed N: message``) when the kind cannot generate this seed (e.g. a ``require``
         that never holds) or the prompt fails to render; ``ValueError`` for a bad seed.
         """
@@ -92,10 +101,34 @@ class Exercise:
         ):
             raise ValueError(f"a seed is an integer in [0, 2**63), got {seed!r}")
         rng = np.random.default_rng(int(seed))
+        at = self.kind.revision if revision is None else int(revision)
         try:
-            params = self.kind.params_at(
-                self.params, self.kind.revision if revision is None else int(revision)
-            )
+            params = self.kind.params_at(self.params, at)
+        except BankError:
+            raise
+        except Exception as exc:
+            raise self._located(seed, exc) from exc
+        variant = self._draw(seed, params, rng)
+        since = self.kind.redraw_coinciding
+        if since is None or at < since:
+            return variant
+        # Named mistakes that give one answer cannot be told apart: draw again from the same
+        # generator (deterministic), keeping the first draw with the fewest such pairs.
+        from quizapp.bank.distinct import coinciding_mistakes
+
+        best, pairs = variant, len(coinciding_mistakes(variant))
+        for _ in range(REDRAWS):
+            if not pairs:
+                break
+            variant = self._draw(seed, params, rng)
+            n = len(coinciding_mistakes(variant))
+            if n < pairs:
+                best, pairs = variant, n
+        return best
+
+    def _draw(self, seed: int, params: KindParams, rng: np.random.Generator) -> Variant:
+        """One draw of the kind from ``rng``, rendered as a variant of ``seed``."""
+        try:
             generated = self.kind.generate(params, rng)
         except BankError:
             raise

@@ -188,6 +188,10 @@ class Kind(ABC):
     #: unset, as a function of the validated params (a default may apply to some settings only,
     #: e.g. 2 or more heads).  Applied in order up to the revision asked for (:meth:`params_at`).
     revision_defaults: ClassVar[dict[int, Callable[[Any], dict[str, Any]]]] = {}
+    #: The draw revision from which a draw whose named mistakes give one answer is drawn again
+    #: (``quizapp.bank.loader.Exercise.generate``; None: never).  Issue 16: every named mistake
+    #: distinguishable in every variant.
+    redraw_coinciding: ClassVar[int | None] = None
 
     @abstractmethod
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:

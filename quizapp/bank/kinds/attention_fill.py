@@ -40,6 +40,9 @@ class AttentionFill(Kind):
     """
 
     name = "attention_fill"
+    #: Revision 2: a draw whose named mistakes give one answer is drawn again.
+    revision = 2
+    redraw_coinciding = 2
 
     class Params(_AttentionInputs):
         queries: int = Field(3, ge=2, le=5)

@@ -331,6 +331,9 @@ class ExpressionKind(Kind):
     """Variables drawn at random, constraints, and an answer expression (see module docs)."""
 
     name = "expression"
+    #: Revision 2: a draw whose named mistakes give one answer is drawn again.
+    revision = 2
+    redraw_coinciding = 2
     Params = ExpressionSpec
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:

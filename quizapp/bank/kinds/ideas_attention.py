@@ -126,6 +126,9 @@ class CausalAttention(Kind):
     """
 
     name = "causal_attention"
+    #: Revision 2: a draw whose named mistakes give one answer is drawn again.
+    revision = 2
+    redraw_coinciding = 2
 
     class Params(KindParams):
         tokens: int = Field(3, ge=3, le=4)

@@ -59,7 +59,9 @@ class BasisCoordinates(Kind):
 
     name = "basis_coordinates"
     #: Revision 2: ``guard`` left unset means ``[basis_as_rows]`` (no symmetric basis matrix).
-    revision = 2
+    #: Revision 3: a draw whose named mistakes give one answer is drawn again.
+    revision = 3
+    redraw_coinciding = 3
     revision_defaults = {2: lambda p: {"guard": ["basis_as_rows"]}}
 
     class Params(KindParams):

@@ -59,7 +59,9 @@ class MultiHeadAttention(Kind):
     name = "multi_head_attention"
     #: Revision 2: an exercise that leaves ``guard`` unset guards every optional mistake (with
     #: 2 or more heads); revision 1 (release 0.1) guarded none.
-    revision = 2
+    #: Revision 3: a draw whose named mistakes give one answer is drawn again.
+    revision = 3
+    redraw_coinciding = 3
     revision_defaults = {
         2: lambda p: {"guard": list(OPTIONAL_MULTI_HEAD)} if p.heads >= 2 else {},
     }

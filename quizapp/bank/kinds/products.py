@@ -214,7 +214,9 @@ class NonCommutativity(Kind):
 
     name = "non_commutativity"
     #: Revision 2: with ``ask: BA``, ``guard`` left unset means ``[ab_transposed]``.
-    revision = 2
+    #: Revision 3: a draw whose named mistakes give one answer is drawn again.
+    revision = 3
+    redraw_coinciding = 3
     revision_defaults = {2: lambda p: {"guard": ["ab_transposed"]} if p.ask == "BA" else {}}
 
     class Params(KindParams):

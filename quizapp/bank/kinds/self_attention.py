@@ -43,6 +43,9 @@ class SelfAttention(Kind):
     """
 
     name = "self_attention"
+    #: Revision 2: a draw whose named mistakes give one answer is drawn again.
+    revision = 2
+    redraw_coinciding = 2
 
     class Params(_AttentionInputs):
         tokens: int = Field(3, ge=2, le=5)
