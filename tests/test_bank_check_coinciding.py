@@ -1,8 +1,8 @@
 """``quizapp check`` warns of the seeds where two named mistakes of an exercise give one answer.
 
 The bundled kinds draw such a variant again (``Kind.redraw_coinciding``, tests/test_bank_distinct.py),
-so these tests turn that off for the kinds of 09-ba-given-ab (where AB is sometimes symmetric)
-and 06a-multi-head-step-by-step to see the warning."""
+so these tests draw as before that revision (the ``no_redraws`` fixture) to see the warning:
+09-ba-given-ab's AB is then sometimes symmetric."""
 
 from __future__ import annotations
 
@@ -22,10 +22,7 @@ BA = "03-transpose-and-products/09-ba-given-ab"
 STEPS = "05-attention/06a-multi-head-step-by-step"
 
 
-@pytest.fixture(autouse=True)
-def _no_redraw(monkeypatch: pytest.MonkeyPatch) -> None:
-    for exercise_id in (BA, STEPS):
-        monkeypatch.setattr(type(BANK.exercises[exercise_id].kind), "redraw_coinciding", None)
+pytestmark = pytest.mark.usefixtures("no_redraws")
 
 
 def _ab_symmetric(seed: int) -> bool:

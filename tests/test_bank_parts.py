@@ -451,7 +451,9 @@ def test_multi_head_steps_ask_for_each_head_then_the_concatenation_and_w_o() -> 
     plain = _kind_exercise("multi_head_attention", params, False)
     steps = _kind_exercise("multi_head_attention", params, True)
     for seed in range(8):
-        a, b = plain.generate(seed), steps.generate(seed)
+        # at revision 2: from 3 each draws again where its own named mistakes coincide (the
+        # parts name other mistakes than the one answer), so the two may draw other numbers
+        a, b = plain.generate(seed, 2), steps.generate(seed, 2)
         X, WQ, WK, WV, WO = (
             np.asarray(b.values[k], float) for k in ("X", "W_Q", "W_K", "W_V", "W_O")
         )

@@ -198,7 +198,7 @@ def test_every_exercise_page_is_under_40_kb_in_every_state(tmp_path: Path) -> No
         assert f"All {UNREADABLE + attempts} submissions" in many, eid  # the rest: linked
         measure(eid, "many submissions", many)
     assert len(multi_part) >= 5, sorted(multi_part)  # the step-by-step exercises are measured
-    heaviest = max(weights, key=weights.__getitem__)
-    print("heaviest exercise page:", heaviest, weights[heaviest], "bytes")
+    for key in sorted(weights, key=weights.__getitem__, reverse=True)[:8]:  # docs' table (-s)
+        print("heavy exercise page:", *key, weights[key], "bytes,", sent[key], "gzip")
     assert not {k: w for k, w in weights.items() if w >= BUDGET}, "over 40 KB uncompressed"
     assert not {k: w for k, w in sent.items() if w >= BUDGET}, "over 40 KB as sent"

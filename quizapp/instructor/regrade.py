@@ -465,7 +465,8 @@ def _regrade_in_transaction(
                 )
         finished = _finished_at(subs, attempts)
         open_again[variant_id] = finished is None and finished_at is not None
-        if rekeyed or finished != finished_at:
+        if (rekeyed or finished != finished_at) and not dry_run:
+            # (a dry run writes no variant: its page is not rendered again)
             change: dict[str, Any] = {"vid": variant_id, "finished_at": finished}
             if rekeyed:
                 fresh = render_page(keyed)
