@@ -34,6 +34,7 @@ def test_the_kinds_that_had_coinciding_mistakes_redraw_them() -> None:
         "basis_coordinates",
         "attention_fill",
         "causal_attention",
+        "linear_equation",
     } <= kinds
     for eid in REDRAWING:
         kind = BANK.exercises[eid].kind
@@ -83,3 +84,25 @@ def test_when_every_draw_coincides_the_first_of_the_fewest_is_kept(
     assert len(calls) == REDRAWS + 1
     # The first draw is kept (none had fewer pairs): what the previous revision draws.
     assert freeze(v) == freeze(ex.generate(5, ex.kind.redraw_coinciding - 1))
+
+
+def test_a_swap_of_the_unknowns_is_compared_too() -> None:
+    """Seed 20 of 01-basis-coordinates drew (before the redraw) b1 = (3, 3), b2 = (1, 0) and
+    v = (1, 0): the coordinates are (0, 1), and v's standard coordinates (1, 0) are also the
+    coordinates swapped, so one answer was both slips."""
+    from quizapp.bank.answers import grade_answer
+
+    ex = BANK.exercises["02-matrices-and-maps/01-basis-coordinates"]
+    old = ex.generate(20, ex.kind.redraw_coinciding - 1)
+    b = np.column_stack([old.values["b1"], old.values["b2"]]).astype(float)
+    v = np.asarray(old.values["v"], float)
+    c = np.linalg.solve(b, v)
+    assert np.allclose(v, c[::-1])  # the standard coordinates are the swapped coordinates
+    assert ("standard_coordinates", "swapped_unknowns") in coinciding_mistakes(old)
+    verdict = grade_answer(old, " ".join(map(str, v)))
+    assert [m.ambiguous for m in verdict.mistakes] == [True, True]  # "either of these slips"
+    new = ex.generate(20)
+    b = np.column_stack([new.values["b1"], new.values["b2"]]).astype(float)
+    v = np.asarray(new.values["v"], float)
+    assert not np.allclose(v, np.linalg.solve(b, v)[::-1])
+    assert coinciding_mistakes(new) == []

@@ -174,6 +174,16 @@ def test_each_part_previews_as_typed_and_a_paste_fills_its_grid(
     tb.expect(w_status).to_contain_text("nothing was filled")
     assert f"1 × {cols + 1}, but the grid is {rows} × {cols}" in w_status.inner_text()
     assert page.locator("[name=part-W-cell-0-0]").input_value() == ""
+    # Words the reader cannot read fill nothing; a decimal comma (one spreadsheet cell of a
+    # comma-decimal locale) goes into the one box, whose reader explains it, never two boxes.
+    tb.paste_into(page, "[name=part-W-cell-0-0]", "hello world")
+    tb.expect(w_status).to_contain_text("cannot be read")
+    assert "Nothing was filled" in w_status.inner_text()
+    assert page.locator("[name=part-W-cell-0-1]").input_value() == ""
+    tb.paste_into(page, "[name=part-W-cell-0-0]", "0,25")
+    assert page.locator("[name=part-W-cell-0-0]").input_value() == "0,25"
+    assert page.locator("[name=part-W-cell-0-1]").input_value() == ""
+    page.locator("[name=part-W-cell-0-0]").fill("")
     # W's text box, typed unreadable: W's preview gives the reader's message.
     page.locator("[name=part-W-answer]").press_sequentially("[[0.5, 0.5, x]]", delay=10)
     w_message = part_section(page, "W").locator(".preview-message")

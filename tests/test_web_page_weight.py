@@ -1,7 +1,8 @@
 """The exercise page stays light: for every bundled exercise, single-answer and multi-part, in
 each state a student sees it in, its HTML plus the CSS and JavaScript it loads is under 40 KB
 (40,000 bytes) uncompressed and as sent compressed (gzip, what every browser accepts).  The
-states: as first shown; after one wrong answer (marked boxes, a submission listed); once out of
+states: as first shown; after one wrong answer (marked boxes, a submission listed); with one
+attempt left (the form still open, the submissions it lists); once out of
 attempts (every attempt used on a wrong answer: the marked answer, the worked solution with its
 heatmaps, the submissions table); once solved (every part answered right); and with many
 submissions (ten unreadable answers, which use no attempt, then every attempt wrong).  Every
@@ -18,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
-from test_web_support import REPO, fmt, student, synced_app, url_of
+from test_web_support import REPO, student, synced_app, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, db
@@ -40,9 +41,14 @@ class _Refs(HTMLParser):
                 self.urls.append((tag, name, value))
 
 
+def fmt(x: float) -> str:
+    """A number as NumPy prints it, to 8 decimals: longer than a student types."""
+    return f"{float(x):.8f}"
+
+
 def _wrong_answers(bank_variant, n: int) -> list:
     """``n`` different readable wrong answers for the variant (computed from its numbers), with
-    6 decimals, longer than a student types (the answers appear in the page three times); for a
+    8 decimals, longer than a student types (the answers appear in the page three times); for a
     multi-part variant, ``n`` answers naming every part, each part wrong."""
     if bank_variant.parts:
         per_part = {
@@ -174,7 +180,13 @@ def test_every_exercise_page_is_under_40_kb_in_every_state(tmp_path: Path) -> No
         measure(eid, "one wrong answer", after_one)
         if bank_variant.parts:
             multi_part.add(eid)
-        _, results = submit("ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[1:])
+        if attempts > 2:  # the form still open, with the most submissions it shows
+            _, results = submit("ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[1:-1])
+            assert all(r.used_attempt and not r.finished for r in results), eid
+            measure(eid, "one attempt left", page("ana", eid))
+        _, results = submit(
+            "ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[max(1, n - 1) :]
+        )
         assert all(r.used_attempt for r in results), eid
         out = page("ana", eid)
         assert "Worked solution" in out and "No attempts left" in out, eid

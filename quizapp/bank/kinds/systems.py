@@ -55,7 +55,9 @@ class LinearEquation(Kind):
     name = "linear_equation"
     #: Revision 2: ``guard`` left unset means ``inverted_division``, with ``moved_without_sign``
     #: too when the equation has a constant (no x = 0 or ±1, where the mistakes are right).
-    revision = 2
+    #: Revision 3: a draw whose named mistakes give one answer is drawn again.
+    revision = 3
+    redraw_coinciding = 3
     revision_defaults = {
         2: lambda p: {
             "guard": ["inverted_division", *(["moved_without_sign"] if p.constant else [])]

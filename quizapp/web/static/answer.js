@@ -1,6 +1,4 @@
-// quizapp: an open answer form, its single answer or each of its parts (after app.js; no build
-// step): the live preview (the server reads the answer as the grader would, stores nothing), and
-// an answer pasted into a grid box fills the grid as the text box would read it, or says why not.
+// quizapp: an open answer form (docs/answer-syntax.md): live preview, paste into a grid.
 "use strict";
 (function () {
   var q = window.quizapp, $ = q.$, $$ = q.$$, say = q.say, home = $("[data-preview-url]");
@@ -23,7 +21,7 @@
     $(".preview-math", box).innerHTML = d ? d.read_as_html : ""; // MathML the server rendered
     q.markScrollers();
   }
-  function add(cls, before, html) { // a part's paste status or preview box
+  function add(cls, before, html) {
     var el = document.createElement(html ? "div" : "p");
     el.className = cls;
     el.innerHTML = html || "";
@@ -31,12 +29,12 @@
     return el;
   }
 
-  // One answer: `root` holds its grid and/or its text `field` (which wins over the grid);
-  // send(answer) posts a text or rows of cells and resolves to how it is read.
+  // One answer: `root` holds its grid and/or its text `field` (which wins); send(answer) posts a
+  // text or rows of cells and resolves to how it is read.
   function setUp(form, root, field, box, status, send) {
     var trs = $$("table.grid tbody tr", root), R = trs.length, C = R && $$("input", trs[0]).length;
     var timer, last, seq = 0;
-    function cells() { // the grid's rows of texts, or null while a box is empty
+    function cells() { // null while a box is empty
       if (!R || [].some.call($$("table.grid input", root), function (b) { return !b.readOnly && !b.value.trim(); })) return null;
       return map(trs, function (tr) { return map($$("input", tr), function (b) { return b.value; }); });
     }
@@ -51,19 +49,20 @@
     if (R && status) root.addEventListener("paste", function (event) {
       var at = /cell-(\d+)-(\d+)$/.exec(event.target.name || ""), r0 = at && +at[1], c0 = at && +at[2];
       var text = (event.clipboardData || window.clipboardData).getData("text");
-      if (!at || !/[\s,;[\]{}&\\]/.test(text.trim())) return; // one number: the box takes it
+      // One number, or a decimal comma (the box's reader explains it): the box takes it.
+      if (!at || !/[\s,;[\]{}&\\]/.test(text.trim()) || /^[-+]?\d+,\d+$/.test(text.trim())) return;
       event.preventDefault();
       say(status, "Reading the pasted answer…");
       send(text).then(function (d) {
         var cells = d && d.cells, filled = 0;
-        if (!cells || !cells.length) {
+        if (!cells || !cells.length || d.status === "invalid") {
           return say(status, "The pasted answer cannot be read: " + (d ? d.message : "try again in a moment.") +
             " Nothing was filled.", true);
         }
         if (C === 1 && cells.length === 1) cells = cells[0].map(function (v) { return [v]; });
         else if (R === 1 && cells[0].length === 1) cells = [cells.map(function (row) { return row[0]; })];
         var rows = cells.length, cols = cells[0].length;
-        if (rows === R && cols === C) r0 = c0 = 0; // the whole answer fills the whole grid
+        if (rows === R && cols === C) r0 = c0 = 0;
         if (r0 + rows > R || c0 + cols > C) {
           return say(status, "The pasted answer is " + rows + " × " + cols + ", but the grid is " + R + " × " + C +
             (r0 || c0 ? " (from row " + (r0 + 1) + ", column " + (c0 + 1) + ")" : "") +
@@ -89,7 +88,7 @@
     if (!home) return;
     $$("form.grid-form,form.text-form,form.single-form").forEach(function (form) {
       var box = $("[data-preview]", form), check = $(".check-button", form);
-      if (box && check) check.hidden = true; // the live preview replaces the button
+      if (box && check) check.hidden = true;
       setUp(form, form, $("[name=answer]", form), box, $(".paste-status", form), function (a) {
         return post(form, a.map ? { cells: a } : { answer: a });
       });
