@@ -184,9 +184,7 @@ def test_every_exercise_page_is_under_40_kb_in_every_state(tmp_path: Path) -> No
             _, results = submit("ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[1:-1])
             assert all(r.used_attempt and not r.finished for r in results), eid
             measure(eid, "one attempt left", page("ana", eid))
-        _, results = submit(
-            "ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[max(1, n - 1) :]
-        )
+        _, results = submit("ana", eid, lambda v, n=attempts: _wrong_answers(v, n)[max(1, n - 1) :])
         assert all(r.used_attempt for r in results), eid
         out = page("ana", eid)
         assert "Worked solution" in out and "No attempts left" in out, eid
