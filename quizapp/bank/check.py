@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from quizapp.bank.answers import expected_answer_text, grade_answer
-from quizapp.bank.distinct import coinciding_mistakes
-from quizapp.bank.distinct import finite as _finite
+from quizapp.bank.distinct import coinciding_mistakes, finite
 from quizapp.bank.expression import ExpressionError, truth
 from quizapp.bank.loader import Exercise
 from quizapp.bank.precision import variant_precision_problems
@@ -112,9 +111,7 @@ def _fingerprint(v: Variant) -> str:
     if v.parts:
         expected = b"\0".join(np.asarray(p.expected, dtype=float).tobytes() for p in v.parts)
         return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
-    expected = (
-        np.asarray(v.expected).tobytes() if _finite(v.expected) else repr(v.expected).encode()
-    )
+    expected = np.asarray(v.expected).tobytes() if finite(v.expected) else repr(v.expected).encode()
     return hashlib.sha256(v.prompt.encode() + b"\0" + expected).hexdigest()
 
 
@@ -135,7 +132,7 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
         return None, fails
     if v.parts:
         fails.extend(CheckFailure(exercise.id, seed, m) for m in _check_parts(v))
-    elif not _finite(v.expected):
+    elif not finite(v.expected):
         fail(f"the expected answer is not finite: {v.expected!r}")
     form = v.answer_form
     if form.shape is not None and form.type in ("scalar", "vector", "matrix", "partial_matrix"):
@@ -144,7 +141,7 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                 f"the answer form's shape {form.shape} differs from the expected answer's {np.shape(v.expected)}"
             )
     for step in v.solution:
-        if step.value is not None and not _finite(step.value):
+        if step.value is not None and not finite(step.value):
             fail(f"solution step {step.title!r} has a value that is not finite")
     if isinstance(exercise.params, ExpressionSpec):
         for text in exercise.params.require:
@@ -251,7 +248,7 @@ def _check_parts(v: Variant) -> list[str]:
     out = []
     true = {p.name: p.expected for p in v.parts}
     for p in v.parts:
-        if not _finite(p.expected):
+        if not finite(p.expected):
             out.append(f"part {p.name}'s expected answer is not finite")
             continue
         form = p.answer_form
@@ -541,7 +538,7 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
 def _answer_problem(expected: Any, form: Any) -> str | None:
     """What makes one expected answer impossible to give (not finite, empty, or not the shape of
     its answer form), or None."""
-    if not _finite(expected):
+    if not finite(expected):
         return "the expected answer is not finite"
     try:
         size = np.asarray(expected, dtype=float).size

@@ -170,51 +170,60 @@ def rows_dont_sum_to_one(
     )
 
 
+def unknown_swaps(
+    expected: Any, context: Mapping[str, Any]
+) -> tuple[bool, list[tuple[int, int, np.ndarray]]]:
+    """The answers ``swapped_unknowns`` names for ``expected``: ``(by_columns, swaps)``, each swap
+    ``(i, j, swapped)``, the answer with two unknowns exchanged, those that differ from it.  With
+    ``columns`` in the context and a matrix ``[A | y]``, two of its first ``columns`` columns
+    (``by_columns``); else two entries of the flattened answer (a vector: a matrix answer is
+    never compared with them)."""
+    exp = np.asarray(expected, dtype=float)
+    by_columns = bool(exp.ndim == 2 and context.get("columns"))
+    swaps = []
+    if by_columns:
+        k = int(context["columns"])
+        for i in range(k):
+            for j in range(i + 1, k):
+                swapped = exp.copy()
+                swapped[:, [i, j]] = swapped[:, [j, i]]
+                swaps.append((i, j, swapped))
+    else:
+        flat = exp.ravel()
+        for i in range(flat.size):
+            for j in range(i + 1, flat.size):
+                swapped = flat.copy()
+                swapped[[i, j]] = swapped[[j, i]]
+                swaps.append((i, j, swapped))
+    target = exp if by_columns else exp.ravel()
+    return by_columns, [(i, j, sw) for i, j, sw in swaps if not matches(target, sw, context)]
+
+
 @_register("swapped_unknowns")
 def swapped_unknowns(
     answer: np.ndarray, expected: np.ndarray, context: Mapping[str, Any]
 ) -> Mistake | None:
     """Two unknowns swapped: a solution vector with two entries exchanged, or (``columns`` in the
     context, for ``[A | y]``) a coefficient matrix with two of its first ``columns`` columns
-    exchanged.  Names the unknowns from ``context["unknowns"]``."""
-    exp = np.asarray(expected, dtype=float)
+    exchanged (:func:`unknown_swaps`).  Names the unknowns from ``context["unknowns"]``."""
     names = list(context.get("unknowns") or [])
-    if exp.ndim == 2 and context.get("columns"):
-        a = _aligned(answer, exp)
-        if a is None:
-            return None
-        k = int(context["columns"])
-        for i in range(k):
-            for j in range(i + 1, k):
-                swapped = exp.copy()
-                swapped[:, [i, j]] = swapped[:, [j, i]]
-                if matches(exp, swapped, context):
-                    continue
-                if matches(a, swapped, context):
-                    ni = names[i] if i < len(names) else f"unknown {i + 1}"
-                    nj = names[j] if j < len(names) else f"unknown {j + 1}"
-                    return Mistake(
-                        "swapped_unknowns",
-                        f"You swapped the columns of {ni} and {nj}: column j of A holds the "
-                        "coefficients of the j-th unknown.",
-                    )
-        return None
-    flat = exp.ravel()
-    a = _aligned(answer, flat)
-    if a is None:
-        return None
-    for i in range(flat.size):
-        for j in range(i + 1, flat.size):
-            swapped = flat.copy()
-            swapped[[i, j]] = swapped[[j, i]]
-            if matches(flat, swapped, context):
-                continue
-            if matches(a, swapped, context):
-                ni = names[i] if i < len(names) else f"entry {i + 1}"
-                nj = names[j] if j < len(names) else f"entry {j + 1}"
-                return Mistake(
-                    "swapped_unknowns",
-                    f"You swapped {ni} and {nj}: your value of {ni} belongs to {nj} and the other "
-                    "way round.",
-                )
+    by_columns, swaps = unknown_swaps(expected, context)
+    for i, j, swapped in swaps:
+        if not matches(answer, swapped, context):
+            continue
+        if by_columns:
+            ni = names[i] if i < len(names) else f"unknown {i + 1}"
+            nj = names[j] if j < len(names) else f"unknown {j + 1}"
+            return Mistake(
+                "swapped_unknowns",
+                f"You swapped the columns of {ni} and {nj}: column j of A holds the "
+                "coefficients of the j-th unknown.",
+            )
+        ni = names[i] if i < len(names) else f"entry {i + 1}"
+        nj = names[j] if j < len(names) else f"entry {j + 1}"
+        return Mistake(
+            "swapped_unknowns",
+            f"You swapped {ni} and {nj}: your value of {ni} belongs to {nj} and the other "
+            "way round.",
+        )
     return None

@@ -36,11 +36,11 @@ def coinciding_mistakes(v: Variant) -> list[tuple[str, str]]:
     variant was drawn), for a single-answer variant and for each part of a multi-part one
     (pairs of a part are named ``part.code``).  A mistake whose value is the right answer is
     never named, so it is left out.  ``swapped_unknowns`` is compared as each of the swaps it
-    names (two entries, or two columns, exchanged; pairs named ``code, swapped_unknowns``); the
+    names (:func:`quizapp.bank.detectors.unknown_swaps`; pairs named ``code, swapped_unknowns``); the
     observation ``rows_dont_sum_to_one`` and the generic detectors have no single value and are
     not compared.  Pure; a few small NumPy computations per code (about 15 % of a seed's check).
     """
-    from quizapp.bank.detectors import matches
+    from quizapp.bank.detectors import matches, unknown_swaps
     from quizapp.bank.kinds._mistakes import MISTAKES, mistaken_value
 
     value_codes = {code for _, code in MISTAKES}
@@ -78,32 +78,8 @@ def coinciding_mistakes(v: Variant) -> list[tuple[str, str]]:
                 if np.shape(va) == np.shape(vb) and matches(va, vb, ctx):
                     pairs.append((prefix + a, prefix + b))
         if "swapped_unknowns" in detectors:
-            swaps = _swaps(exp, ctx)
+            _, swaps = unknown_swaps(exp, ctx)
             for a, va in named:
-                if any(np.size(va) == sw.size and matches(sw, va, ctx) for sw in swaps):
+                if any(matches(va, swapped, ctx) for _, _, swapped in swaps):
                     pairs.append((prefix + a, prefix + "swapped_unknowns"))
     return pairs
-
-
-def _swaps(exp: np.ndarray, ctx: dict[str, Any]) -> list[np.ndarray]:
-    """Every answer ``swapped_unknowns`` names (quizapp.bank.detectors): the expected answer
-    with two entries exchanged (two of its first ``columns`` columns, for ``[A | y]``), those
-    that differ from it."""
-    from quizapp.bank.detectors import matches
-
-    out = []
-    if exp.ndim == 2 and ctx.get("columns"):
-        k = int(ctx["columns"])
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        for i, j in pairs:
-            sw = exp.copy()
-            sw[:, [i, j]] = sw[:, [j, i]]
-            out.append(sw)
-    else:
-        flat = exp.ravel()
-        for i in range(flat.size):
-            for j in range(i + 1, flat.size):
-                sw = flat.copy()
-                sw[[i, j]] = sw[[j, i]]
-                out.append(sw.reshape(exp.shape))
-    return [sw for sw in out if not matches(exp, sw, ctx)]

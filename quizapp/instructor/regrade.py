@@ -512,7 +512,7 @@ def _regrade_in_transaction(
     if history and not dry_run:
         session.execute(insert(VerdictHistory.__table__), history)
     for keys in ({"vid", "finished_at"}, {"vid", "finished_at", "record", "page", "rekeyed_at"}):
-        batch = [u for u in variant_updates if set(u) == keys and not dry_run]
+        batch = [u for u in variant_updates if set(u) == keys]  # none in a dry run
         if batch:
             values: dict[str, Any] = {k: bindparam(k) for k in keys - {"vid"}}
             session.execute(update(vt).where(vt.c.id == bindparam("vid")).values(**values), batch)
