@@ -232,6 +232,64 @@ def render_page(variant: Any) -> dict[str, Any]:
     ``solution`` lists every part's steps, ``expected_text`` is "" and ``expected_html`` None
     (each part has its own).
     """
+    page = {
+        "format": FORMAT,
+        "title": str(variant.title),
+        "prompt_html": str(markdown_html(variant.prompt)),
+        "hints_html": [str(markdown_html(h)) for h in (variant.hints or [])],
+        "choices_html": _choices_html(variant.answer_form),
+        **_key_page(variant),
+    }
+    if getattr(variant, "parts", None):
+        page["parts"] = part_pages(variant)
+    return page
+
+
+def render_key_page(variant: Any, shown: dict[str, Any]) -> dict[str, Any]:
+    """The page ``shown`` (a stored page of :func:`render_page`) with the answer key of
+    ``variant`` (the same variant keyed again by a regrade): its worked ``solution``,
+    ``expected_text`` and ``expected_html``, and each part's, rendered again; the title, prompt,
+    hints and choices stay as they were shown (a multi-part variant's parts keep their prompts
+    and hints).  Renders only what the key changes (a regrade of 10,000 submissions re-keys
+    thousands of variants)."""
+    from quizapp.bank.parts import part_variant
+
+    page = {**shown, **_key_page(variant)}
+    if getattr(variant, "parts", None):
+        before = {p["name"]: p for p in shown.get("parts", [])}
+        parts = []
+        for part in variant.parts:
+            old = before.get(part.name)
+            if old is None:  # not shown before (an old page): the part's page whole
+                parts.append(_part_page(variant, part))
+                continue
+            one = part_variant(variant, part)
+            key = _key_page(one)
+            parts.append(
+                {
+                    **old,
+                    "points": None if part.points is None else float(part.points),
+                    "choices_html": _choices_html(one.answer_form),
+                    "solution": key["solution"],
+                    "expected_text": key["expected_text"],
+                    "expected_html": key["expected_html"],
+                    "uses": list(part.uses),
+                }
+            )
+        page["parts"] = parts
+    return page
+
+
+def _choices_html(form: Any) -> list[str] | None:
+    """The options of a choice answer form as HTML, None for other forms."""
+    if form.type == "choice" and form.choices:
+        return [str(markdown_html(c)) for c in form.choices]
+    return None
+
+
+def _key_page(variant: Any) -> dict[str, Any]:
+    """What the answer key of ``variant`` puts on its page: ``solution``, ``expected_text`` and
+    ``expected_html`` (as :func:`render_page` describes them)."""
     from quizapp.bank import expected_answer_text
 
     form = variant.answer_form
@@ -243,14 +301,7 @@ def render_page(variant: Any) -> dict[str, Any]:
     expected_html = None
     if form.type in ("scalar", "vector", "matrix", "partial_matrix", "point_on_line"):
         expected_html = str(value_html(variant.expected))
-    page = {
-        "format": FORMAT,
-        "title": str(variant.title),
-        "prompt_html": str(markdown_html(variant.prompt)),
-        "hints_html": [str(markdown_html(h)) for h in (variant.hints or [])],
-        "choices_html": [str(markdown_html(c)) for c in form.choices]
-        if form.type == "choice" and form.choices
-        else None,
+    return {
         "solution": [
             {k: (None if v is None else str(v)) for k, v in step.items()}
             for step in solution_steps(variant)
@@ -258,9 +309,6 @@ def render_page(variant: Any) -> dict[str, Any]:
         "expected_text": text,
         "expected_html": expected_html,
     }
-    if getattr(variant, "parts", None):
-        page["parts"] = part_pages(variant)
-    return page
 
 
 def part_pages(variant: Any) -> list[dict[str, Any]]:
@@ -268,25 +316,22 @@ def part_pages(variant: Any) -> list[dict[str, Any]]:
     ``prompt_html``, ``hints_html``, ``choices_html`` (or None), ``solution`` (steps as
     :func:`render_page`'s), ``expected_text``, ``expected_html`` and ``uses`` (the earlier parts
     it is computed from: graded with follow-through)."""
+    return [_part_page(variant, part) for part in variant.parts]
+
+
+def _part_page(variant: Any, part: Any) -> dict[str, Any]:
     from quizapp.bank.parts import part_variant
 
-    out = []
-    for part in variant.parts:
-        one = render_page(part_variant(variant, part))
-        out.append(
-            {
-                "name": part.name,
-                "points": None if part.points is None else float(part.points),
-                "prompt_html": str(markdown_html(part.prompt)),
-                "hints_html": [str(markdown_html(h)) for h in part.hints],
-                "choices_html": one["choices_html"],
-                "solution": one["solution"],
-                "expected_text": one["expected_text"],
-                "expected_html": one["expected_html"],
-                "uses": list(part.uses),
-            }
-        )
-    return out
+    one = part_variant(variant, part)
+    return {
+        "name": part.name,
+        "points": None if part.points is None else float(part.points),
+        "prompt_html": str(markdown_html(part.prompt)),
+        "hints_html": [str(markdown_html(h)) for h in part.hints],
+        "choices_html": _choices_html(one.answer_form),
+        **_key_page(one),
+        "uses": list(part.uses),
+    }
 
 
 def page_markup(page: dict[str, Any]) -> dict[str, Any]:

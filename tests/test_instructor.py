@@ -511,6 +511,59 @@ def test_regrade_after_fixing_a_wrong_answer_key_uses_the_numbers_each_student_s
     assert again.changed == 0 and again.progress_changes == [] and again.rekeyed == 0
 
 
+def test_a_regrade_in_processes_writes_what_one_process_computes(app, monkeypatch) -> None:
+    """A large regrade keys and grades its variants in forked processes (``regrade_work``; here
+    forced, one variant per task).  On either database the dry run in two processes lists what
+    the dry run in one lists, the regrade writes those verdicts, and each variant's stored page
+    is the new key's worked answer over the prompt the student saw."""
+    from quizapp.bank.stored import thaw
+    from quizapp.instructor import regrade_work
+    from quizapp.page import render_key_page
+
+    monkeypatch.setattr(regrade_work, "CHUNK", 1)
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", "answer: 2 * (transpose(A) @ y)")
+
+    def right(name: str) -> np.ndarray:
+        values = variant_values(app, name, MAPS_BACK)
+        return np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+
+    for name in ("ana", "ben", "cleo"):
+        add_user(app, name)
+    submit(app, "ana", MAPS_BACK, text_of(2 * right("ana")), at(1))  # the wrong key
+    submit(app, "ben", MAPS_BACK, text_of(right("ben")), at(1))  # right, marked wrong
+    submit(app, "ben", MAPS_BACK, "9, 9, 9", at(2))
+    submit(app, "cleo", MAPS_BACK, "9, 9, 9", at(1))
+    submit(app, "cleo", MAPS_BACK, text_of(right("cleo")), at(2))
+    with app.app_context():
+        shown = {
+            v.id: v.page
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK))
+        }
+    _edit(app, MAPS_BACK, "answer: 2 * (transpose(A) @ y)", "answer: transpose(A) @ y")
+
+    with app.app_context():
+        alone = inst.regrade_exercise(db.session, MAPS_BACK, dry_run=True, workers=1)
+        spread = inst.regrade_exercise(db.session, MAPS_BACK, dry_run=True, workers=2)
+        assert spread.to_dict() == alone.to_dict()
+        assert alone.changed == 3 and alone.rekeyed == 3
+        summary = inst.regrade_exercise(db.session, MAPS_BACK, workers=2)
+    assert summary.changes == alone.changes
+    assert summary.progress_changes == alone.progress_changes
+    assert [(s["user"], s["status"]) for s in stored_submissions(app)] == [
+        ("ana", "incorrect"),
+        ("ben", "correct"),
+        ("ben", "incorrect"),
+        ("cleo", "incorrect"),
+        ("cleo", "correct"),
+    ]
+    with app.app_context():
+        for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK)):
+            assert v.rekeyed_at is not None
+            assert v.page == render_key_page(thaw(v.record), shown[v.id])
+            assert v.page["prompt_html"] == shown[v.id]["prompt_html"]
+            assert v.page["expected_html"] != shown[v.id]["expected_html"]
+
+
 def test_a_regrade_that_takes_back_a_solve_brings_the_student_back_from_practice(app) -> None:
     """ana solved her graded variant under a wrong key and moved on to a practice variant; the
     regrade with the fixed key takes the solve back: her current variant is her graded one again

@@ -149,8 +149,8 @@ def test_gradebook_csv_download_in_chunks_equals_the_in_memory_csv(app, monkeypa
     prof = instructor(app)
     for size in (1, 2, 3, 256):
         monkeypatch.setattr(views, "CSV_CHUNK_LINES", size)
-        resp = prof.get("/instructor/gradebook.csv")
-        chunks = list(resp.response)
+        with prof.get("/instructor/gradebook.csv") as resp:  # closed: the stream's session ends
+            chunks = list(resp.response)
         body = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
         assert body.decode("utf-8") == "\ufeff" + expected
         assert len(chunks) == 1 + -(-len(expected.splitlines()) // size)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from quizapp import services
 from quizapp.instructor.gradebook import fmt_points
+from quizapp.instructor.regrade_work import ToGrade, VariantWork, key_and_grade_all
 from quizapp.models import (
     Exercise,
     Progress,
@@ -180,48 +181,6 @@ class RegradeSummary:
         return "\n".join(lines)
 
 
-def _grade_safely(bank_variant: Any, answer: Any) -> Any:
-    from quizapp.bank import grade_answer
-    from quizapp.grading import Verdict
-
-    try:
-        return grade_answer(bank_variant, answer)
-    except Exception:
-        log.exception(
-            "regrade: grading failed for %s seed %s", bank_variant.exercise_id, bank_variant.seed
-        )
-        return Verdict(
-            status="invalid", score=0.0, message="The grader could not read this answer."
-        )
-
-
-def _verdict_payload(
-    verdict: Any, keyed: Any = None, old: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], float, str, list[str], Any]:
-    """The stored form of a new verdict (as ``services.submit`` stores it); for a multi-part
-    variant ``keyed`` with the per-part figures, each part's ``answered`` as in the ``old``
-    verdict."""
-    from quizapp.services.part_answers import part_verdicts
-
-    vdict = services.json_safe(verdict.to_dict())
-    vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
-    if keyed is not None and keyed.parts and verdict.parts is not None:
-        before = (old or {}).get("parts") or {}
-        taken = [
-            n for n, v in before.items() if isinstance(v, dict) and v.get("answered") == "posted"
-        ]
-        vdict = part_verdicts(keyed, verdict, vdict, taken=taken, ignored=[], locked_before=set())
-    score = float(verdict.score) if verdict.score == verdict.score else 0.0
-    score = min(1.0, max(0.0, score))
-    return (
-        vdict,
-        score,
-        verdict.status,
-        list(verdict.mistake_codes),
-        services.json_safe(verdict.parsed),
-    )
-
-
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -233,6 +192,7 @@ def regrade_exercise(
     *,
     dry_run: bool = False,
     started_by: User | None = None,
+    workers: int | None = None,
 ) -> RegradeSummary:
     """Grade every stored submission of ``exercise_id`` again, against the numbers each student
     saw, with the answer key of the exercise's current version.
@@ -260,7 +220,9 @@ def regrade_exercise(
        ``regrades`` row's summary.
 
     ``dry_run`` computes the same summary (every verdict that would change, per student) and
-    rolls everything back.  Raises ``services.NotFound`` for an unknown exercise or one without a
+    rolls everything back.  ``workers``: how many processes key and grade the variants
+    (``regrade_work.key_and_grade_all``; None: one per core for a large regrade, the same
+    results as one).  Raises ``services.NotFound`` for an unknown exercise or one without a
     synced version, ``services.Unavailable`` when the current version does not load.
     """
     from quizapp.bank import BankError
@@ -279,7 +241,13 @@ def regrade_exercise(
     services.begin_write(session)
     try:
         summary = _regrade_in_transaction(
-            session, current, ex_id, version_id, version_hash, dry_run, started_by_id
+            session,
+            current,
+            (ex_id, version_hash, version.source),
+            version_id,
+            dry_run,
+            started_by_id,
+            workers,
         )
         if dry_run:
             session.rollback()
@@ -320,20 +288,19 @@ _SUB_COLUMNS = [Submission.__table__.c[f] for f in _Sub.__dataclass_fields__]
 def _regrade_in_transaction(
     session: Session,
     current: Any,
-    ex_id: str,
+    source: tuple[str, str, str],
     version_id: int,
-    version_hash: str,
     dry_run: bool,
     started_by_id: int | None,
+    workers: int | None,
 ) -> RegradeSummary:
-    """The work of :func:`regrade_exercise` inside its write transaction (not committed here).
+    """The work of :func:`regrade_exercise` inside its write transaction (not committed here);
+    ``source`` is the current version's (exercise id, content hash, YAML text).
 
     Reads with SQLAlchemy Core and writes with one executemany per table (submissions, verdict
-    history, variants): a regrade of 10,000 submissions is dominated by grading them."""
-    from quizapp.bank import BankError
-    from quizapp.bank.stored import freeze, thaw
-    from quizapp.page import render_page
-
+    history, variants): a regrade of 10,000 submissions is dominated by keying and grading them
+    (``regrade_work``)."""
+    ex_id, version_hash, _ = source
     exercise = session.get(Exercise, ex_id)
     assert exercise is not None
     points_each = float(exercise.points)
@@ -375,26 +342,41 @@ def _regrade_in_transaction(
     open_again: dict[int, bool] = {}  # variant id -> finished before, not after (attempts left)
     first_keyed: dict[int, Any] = {}  # user id -> their variant 1 as keyed (multi-part only)
     new_by_id: dict[int, tuple[dict[str, Any], float, str, list[str], Any]] = {}
-    for variant_id, user_id, number, stored_record, stored_page, finished_at in variants:
+    # Keying and grading are computed per variant, without the database (in other processes for
+    # a large regrade: regrade_work); the bookkeeping below stays here, in order.
+    works = [
+        VariantWork(
+            variant_id,
+            number,
+            ex_id,
+            stored_record,
+            stored_page,
+            str(stored_record.get("kind", exercise.kind)),
+            [
+                ToGrade(s.id, s.answer_format, s.raw_answer, s.verdict)
+                for s in subs_by_variant.get(variant_id, [])
+                if s.duplicate_of_id is None and s.used_attempt
+            ],
+        )
+        for variant_id, _, number, stored_record, stored_page, _ in variants
+    ]
+    results = key_and_grade_all(current, works, render=not dry_run, workers=workers)
+    for (variant_id, user_id, number, _, _, finished_at), result in zip(
+        variants, results, strict=True
+    ):
         if number == 1:
             first_variants[user_id] = variant_id
         subs = subs_by_variant.get(variant_id, [])
         username = usernames.get(user_id, "?")
-        stored = services.stored_variant(_RecordHolder(variant_id, number, ex_id, stored_record))
-        kind = str(stored_record.get("kind", exercise.kind))
-        try:
-            keyed = current.rekey(stored, kind)
-        except BankError as exc:
-            summary.unkeyable.append(f"{username}, variant {number}: {exc}")
+        for failure in result.failures:
+            log.error("%s", failure)
+        if result.unkeyable is not None:
+            summary.unkeyable.append(f"{username}, variant {number}: {result.unkeyable}")
             continue
-        record = {**freeze(keyed), "kind": kind}
-        rekeyed = record != stored_record
+        keyed, record, rekeyed = result.keyed, result.record, result.rekeyed
         if rekeyed:
             summary.rekeyed += 1
-            # The stored record as the database returns it (JSON types), for the comparison of a
-            # later regrade; the page's solution and correct answer follow the new key.
-            keyed = thaw(record)
-        if number == 1 and keyed.parts:
+        if number == 1 and keyed is not None:
             first_keyed[user_id] = keyed
         for s in subs:
             if s.duplicate_of_id is not None:
@@ -411,10 +393,7 @@ def _regrade_in_transaction(
                 summary.skipped_invalid += 1
                 continue
             else:
-                answer = services.decode_raw_answer(s.answer_format, s.raw_answer)
-                vdict, score, status, codes, parsed = _verdict_payload(
-                    _grade_safely(keyed, answer), keyed, s.verdict
-                )
+                vdict, score, status, codes, parsed = result.payloads[s.id]
                 new_by_id[s.id] = (vdict, score, status, codes, parsed)
                 summary.regraded += 1
             verdict_changed = (
@@ -469,28 +448,9 @@ def _regrade_in_transaction(
             # (a dry run writes no variant: its page is not rendered again)
             change: dict[str, Any] = {"vid": variant_id, "finished_at": finished}
             if rekeyed:
-                fresh = render_page(keyed)
+                # the new key's worked solution and correct answer; what was shown stays
                 change["record"] = record
-                change["page"] = {
-                    **stored_page,
-                    "solution": fresh["solution"],
-                    "expected_text": fresh["expected_text"],
-                    "expected_html": fresh["expected_html"],
-                }
-                if "parts" in fresh:
-                    # each part keeps the prompt and hints it was shown with
-                    shown = {p["name"]: p for p in stored_page.get("parts", [])}
-                    change["page"]["parts"] = [
-                        {
-                            **part,
-                            **{
-                                k: shown[part["name"]][k]
-                                for k in ("prompt_html", "hints_html")
-                                if part["name"] in shown
-                            },
-                        }
-                        for part in fresh["parts"]
-                    ]
+                change["page"] = result.page
                 change["rekeyed_at"] = now
             variant_updates.append(change)
 
@@ -562,17 +522,6 @@ def _regrade_in_transaction(
     session.flush()
     summary.regrade_id = regrade.id
     return summary
-
-
-@dataclass
-class _RecordHolder:
-    """What :func:`services.stored_variant` reads of a variant row (``services.StoredRecord``):
-    its id, variant number, exercise and record."""
-
-    id: int
-    variant_number: int
-    exercise_id: str
-    record: dict[str, Any]
 
 
 def _finished_at(subs: Sequence[_Sub], attempts: int) -> datetime | None:
