@@ -169,3 +169,42 @@ def test_a_small_regrade_stays_in_this_process(pools: list[int]) -> None:
     assert sum(len(w.subs) for w in works) < regrade_work.POOL_MIN_SUBMISSIONS
     assert len(list(key_and_grade_all(current, works, render=False))) == 3
     assert pools == []
+
+
+def test_a_regrade_from_a_request_thread_of_a_threaded_server(pools: list[int]) -> None:
+    """The web page's regrade runs in one of the server's threads while others serve requests
+    (here: one holding a lock and one logging): the forked processes inherit neither's work and
+    the results are those of one process."""
+    import logging
+    import threading
+
+    current = load_exercise_source(MAPS_BACK, SOURCE)
+    works = _works(6)
+    alone = [_plain(r) for r in key_and_grade_all(current, works, render=True, workers=1)]
+    busy = threading.Lock()
+    stop = threading.Event()
+
+    def serve_others() -> None:
+        while not stop.is_set():
+            with busy:
+                logging.getLogger("quizapp.test").debug("another request")
+
+    others = [threading.Thread(target=serve_others) for _ in range(2)]
+    spread: list[dict[str, Any]] = []
+    regrade = threading.Thread(
+        target=lambda: spread.extend(
+            _plain(r) for r in key_and_grade_all(current, works, render=True, workers=2)
+        )
+    )
+    for t in others:
+        t.start()
+    try:
+        regrade.start()
+        regrade.join(timeout=120)
+    finally:
+        stop.set()
+        for t in others:
+            t.join()
+    assert not regrade.is_alive()
+    assert pools == [2]
+    assert spread == alone

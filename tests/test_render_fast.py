@@ -248,3 +248,71 @@ def test_shortcut_declines_if_the_standin_cannot_be_found(monkeypatch: pytest.Mo
     monkeypatch.setattr(render, "_standin_mtable", lambda k, display: "<no-such-element>")
     assert render._render_numeric_matrices(tex, False) is None
     assert render.render_latex.__wrapped__(tex, False) == slow(tex, False)
+
+
+def _one_formula_fast(text: str) -> str | None:
+    """The one-formula shortcut of ``render_markdown`` alone: None when ``text`` is not one."""
+    one = render._ONE_FORMULA.fullmatch(text)
+    if one is None:
+        return None
+    return "<p>" + render_latex(one.group(1), False) + one.group(2) + "</p>\n"
+
+
+_CHARS = st.sampled_from(list("$\\{}^_ax1.,;: \n*<&`[]()|#-+"))
+formula_texts = st.one_of(
+    st.text(alphabet=_CHARS, min_size=1, max_size=14),
+    st.builds(
+        lambda inner, after: "$" + inner + "$" + after,
+        st.text(alphabet=_CHARS, min_size=1, max_size=12),
+        st.sampled_from(["", ".", ",", ";", ":", "1", " ", "$", ".\n"]),
+    ),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(formula_texts)
+def test_a_one_formula_text_renders_as_markdown_it_renders_it(text: str) -> None:
+    """Wherever the shortcut applies, its HTML is markdown-it's (with the dollarmath rules and
+    our math renderer) for the same text, character for character; odd texts (a dollar, a
+    backslash or a space at the edges, a digit after the formula) are left to markdown-it."""
+    fast = _one_formula_fast(text)
+    if fast is not None:
+        assert fast == render._MD.render(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$x$",
+        "$x$.",
+        r"$A^T \mathbf{y} = \begin{pmatrix} 1 \\ -2 \end{pmatrix}$.",
+        "$a < b \\& c$,",
+        "$x_1$;",
+    ],
+)
+def test_worked_steps_take_the_one_formula_shortcut(text: str) -> None:
+    fast = _one_formula_fast(text)
+    assert fast is not None and fast == render._MD.render(text) == render_markdown(text)
+
+
+@pytest.mark.parametrize("text", ["$ x$", "$x $", "$x$5", r"$x\$", "$x$$", "$x$ and $y$", "$x$\n"])
+def test_texts_outside_the_shortcut_are_left_to_markdown_it(text: str) -> None:
+    assert render._ONE_FORMULA.fullmatch(text) is None
+
+
+def test_every_one_formula_text_of_the_bank_renders_as_markdown_it() -> None:
+    """The worked steps, hints and part steps of every bundled exercise (5 seeds each)."""
+    texts: set[str] = set()
+    for exercise in BANK.exercises.values():
+        for seed in range(5):
+            try:
+                variant = exercise.generate(seed)
+            except Exception:  # noqa: BLE001 - a seed that does not generate has no text
+                continue
+            steps = list(variant.solution) + [s for p in variant.parts for s in p.solution]
+            texts.update(t for s in steps for t in (s.title, s.text or ""))
+            texts.update(variant.hints or [])
+    shortcut = [t for t in texts if _one_formula_fast(t) is not None]
+    assert len(shortcut) > 100
+    for text in shortcut:
+        assert _one_formula_fast(text) == render._MD.render(text), text
