@@ -170,11 +170,17 @@ def begin_test(backend: str) -> None:
         event.listen(Engine, "engine_connect", _track)
 
 
+def _checked_out(engine: Engine) -> bool:
+    """Whether ``engine``'s pool has a connection checked out (a ``NullPool`` keeps none)."""
+    count = getattr(engine.pool, "checkedout", None)
+    return callable(count) and count() > 0
+
+
 def end_test() -> None:
     """Called by conftest after each test: dispose the test's engines, drop its schema."""
     try:
         engines = list(_current.engines)
-        if any(engine.pool.checkedout() for engine in engines):
+        if any(_checked_out(engine) for engine in engines):
             # A connection still checked out belongs to something the test dropped without
             # closing (a streamed response never read to its end): collect it now, while its
             # schema exists, rather than in a later test (where its finalizer's ROLLBACK on a
