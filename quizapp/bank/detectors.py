@@ -211,16 +211,15 @@ def swapped_unknowns(
     for i, j, swapped in swaps:
         if not matches(answer, swapped, context):
             continue
+        # an unknown without a name in the context is called by its position
+        unnamed = "unknown" if by_columns else "entry"
+        ni, nj = (names[k] if k < len(names) else f"{unnamed} {k + 1}" for k in (i, j))
         if by_columns:
-            ni = names[i] if i < len(names) else f"unknown {i + 1}"
-            nj = names[j] if j < len(names) else f"unknown {j + 1}"
             return Mistake(
                 "swapped_unknowns",
                 f"You swapped the columns of {ni} and {nj}: column j of A holds the "
                 "coefficients of the j-th unknown.",
             )
-        ni = names[i] if i < len(names) else f"entry {i + 1}"
-        nj = names[j] if j < len(names) else f"entry {j + 1}"
         return Mistake(
             "swapped_unknowns",
             f"You swapped {ni} and {nj}: your value of {ni} belongs to {nj} and the other "

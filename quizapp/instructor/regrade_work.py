@@ -59,8 +59,8 @@ class VariantResult:
 
     ``unkeyable``: why the current version cannot key it (nothing else is set); else ``rekeyed``
     (the new record differs from the stored one) with ``record`` (the new stored record, when
-    rekeyed), ``keyed`` (a multi-part variant as keyed, ``quizapp.bank.Variant``: its best
-    parts are recomputed from it; None for a single answer), ``page`` (the page with the new key
+    rekeyed), ``keyed`` (a multi-part variant 1 as keyed, ``quizapp.bank.Variant``: the
+    student's best parts are recomputed from it; None otherwise), ``page`` (the page with the new key
     rendered, when rekeyed and asked for), ``payloads`` (submission id -> new verdict) and
     ``failures`` (the grader's crashes, to be logged).  Only what the caller writes comes back
     from another process."""
@@ -103,7 +103,7 @@ def key_and_grade(current: Any, work: VariantWork, render: bool) -> VariantResul
         keyed = thaw(record)
         if render:
             result.page = render_key_page(keyed, work.page)
-    if keyed.parts:
+    if keyed.parts and work.variant_number == 1:
         result.keyed = keyed
     for sub in work.subs:
         answer = services.decode_raw_answer(sub.answer_format, sub.raw_answer)
@@ -185,27 +185,11 @@ def _grade_safely(bank_variant: Any, answer: Any, failures: list[str]) -> Any:
         )
 
 
-def verdict_payload(verdict: Any, keyed: Any = None, old: dict[str, Any] | None = None) -> Payload:
-    """The stored form of a new verdict (as ``services.submit`` stores it); for a multi-part
-    variant ``keyed`` with the per-part figures, each part's ``answered`` as in the ``old``
-    verdict."""
+def verdict_payload(verdict: Any, keyed: Any, old: dict[str, Any] | None = None) -> Payload:
+    """The stored form of a new verdict (``services.stored_verdict``, as the submit stores it);
+    for a multi-part variant each part's ``answered`` as in the ``old`` verdict."""
     from quizapp import services
-    from quizapp.services.part_answers import part_verdicts
 
-    vdict = services.json_safe(verdict.to_dict())
-    vdict["mistake_messages"] = [m.message for m in verdict.mistakes]
-    if keyed is not None and keyed.parts and verdict.parts is not None:
-        before = (old or {}).get("parts") or {}
-        taken = [
-            n for n, v in before.items() if isinstance(v, dict) and v.get("answered") == "posted"
-        ]
-        vdict = part_verdicts(keyed, verdict, vdict, taken=taken, ignored=[], locked_before=set())
-    score = float(verdict.score) if verdict.score == verdict.score else 0.0
-    score = min(1.0, max(0.0, score))
-    return (
-        vdict,
-        score,
-        verdict.status,
-        list(verdict.mistake_codes),
-        services.json_safe(verdict.parsed),
-    )
+    before = (old or {}).get("parts") or {}
+    taken = [n for n, v in before.items() if isinstance(v, dict) and v.get("answered") == "posted"]
+    return services.stored_verdict(verdict, keyed, taken=taken)

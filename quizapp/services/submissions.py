@@ -215,6 +215,34 @@ def _verdict_dict(verdict: Verdict) -> dict[str, Any]:
     return out
 
 
+def stored_verdict(
+    verdict: Verdict,
+    bank_variant: Any,
+    *,
+    taken: list[str] | None = None,
+    ignored: list[str] | None = None,
+    locked_before: set[str] | None = None,
+) -> tuple[dict[str, Any], float, str, list[str], Any]:
+    """What a submission stores of ``verdict`` (graded against ``bank_variant``): the verdict
+    dict (JSON-safe; for a multi-part variant with its per-part figures, ``taken`` the parts
+    posted, ``ignored`` those refused, ``locked_before`` those already locked:
+    ``part_answers.part_verdicts``), the score clamped to [0, 1] (NaN is 0), the status, the
+    mistake codes and the parsed answer.  One rule for the submit and the regrade."""
+    vdict = json_safe(_verdict_dict(verdict))
+    if bank_variant.parts and verdict.parts is not None:
+        vdict = part_verdicts(
+            bank_variant,
+            verdict,
+            vdict,
+            taken=list(taken or []),
+            ignored=list(ignored or []),
+            locked_before=set(locked_before or ()),
+        )
+    score = float(verdict.score) if verdict.score == verdict.score else 0.0
+    score = min(1.0, max(0.0, score))
+    return vdict, score, verdict.status, list(verdict.mistake_codes), json_safe(verdict.parsed)
+
+
 def json_safe(value: Any) -> Any:
     """``value`` with NaN/inf replaced by None (JSON columns and responses must be valid JSON)."""
     if isinstance(value, float):
@@ -379,16 +407,9 @@ def submit(
             + str(vdict.get("message", ""))
         ).strip()
     else:
-        vdict = json_safe(_verdict_dict(verdict))
-        if bank_variant.parts and verdict.parts is not None:
-            vdict = part_verdicts(
-                bank_variant, verdict, vdict, taken=taken, ignored=ignored, locked_before=locked
-            )
-        score = float(verdict.score) if verdict.score == verdict.score else 0.0
-        score = min(1.0, max(0.0, score))
-        status = verdict.status
-        mistakes = list(verdict.mistake_codes)
-        parsed = json_safe(verdict.parsed)
+        vdict, score, status, mistakes, parsed = stored_verdict(
+            verdict, bank_variant, taken=taken, ignored=ignored, locked_before=locked
+        )
         used = verdict.status != "invalid"
 
     points = round(score * credit.credit * float(exercise.points), 6)
