@@ -51,6 +51,7 @@ DATABASE_MODULES = frozenset(
         "test_migrations",
         "test_models",
         "test_services",
+        "test_services_page_rows",
         "test_stored_variants",
         "test_text_storable",
         "test_web_auth",

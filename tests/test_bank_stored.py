@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizapp.bank import grade_answer, load_bank
-from quizapp.bank.stored import decode, encode, freeze, thaw
+from quizapp.bank.stored import decode, encode, freeze, thaw, thaw_part_forms
 
 BANK = load_bank(Path(__file__).resolve().parent.parent / "exercises")
 
@@ -114,10 +114,34 @@ def test_values_that_cannot_be_stored_exactly_are_refused(bad: Any) -> None:
         encode({"x": bad})
 
 
+MULTI_PART = sorted(i for i in BANK.exercises if BANK.exercises[i].generate(0).parts)
+
+
+@pytest.mark.parametrize("exercise_id", MULTI_PART)
+def test_the_part_forms_are_those_of_the_whole_thawed_variant(exercise_id: str) -> None:
+    """The page decodes a multi-part variant's parts alone (``thaw_part_forms``): each part's
+    name, points, uses and answer form, as the whole record thaws them."""
+    for seed in (0, 1, 2):
+        record = json.loads(json.dumps(freeze(BANK.exercises[exercise_id].generate(seed))))
+        whole = thaw(record).parts
+        forms = thaw_part_forms(record)
+        assert [f.name for f in forms] == [p.name for p in whole]
+        for form, part in zip(forms, whole, strict=True):
+            same(form.answer_form, part.answer_form, f"{exercise_id} part {part.name}")
+            assert (form.points, form.uses) == (part.points, part.uses)
+
+
+def test_a_variant_without_parts_has_no_part_forms() -> None:
+    single = next(i for i in sorted(BANK.exercises) if not BANK.exercises[i].generate(0).parts)
+    assert thaw_part_forms(freeze(BANK.exercises[single].generate(0))) == []
+
+
 def test_a_record_of_another_format_is_refused() -> None:
     record = freeze(BANK.exercises[sorted(BANK.exercises)[0]].generate(1))
     with pytest.raises(ValueError, match="format"):
         thaw({**record, "format": 99})
+    with pytest.raises(ValueError, match="format"):
+        thaw_part_forms({**record, "format": 99})
     with pytest.raises(ValueError, match="malformed"):
         thaw({k: v for k, v in record.items() if k != "expected"})
 

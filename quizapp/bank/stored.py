@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -198,6 +198,38 @@ def _thaw_part(data: dict[str, Any]) -> Part:
         context=decode(data.get("context", {})),
         hints=[str(h) for h in data.get("hints", [])],
     )
+
+
+@dataclass(frozen=True)
+class PartForm:
+    """What a multi-part exercise page shows of one part before anything is graded: its
+    ``name``, its ``points`` (None: an equal share), the earlier parts it ``uses`` and its
+    ``answer_form`` (the fields of the same names of :class:`quizapp.bank.types.Part`)."""
+
+    name: str
+    points: float | None
+    uses: tuple[str, ...]
+    answer_form: AnswerForm
+
+
+def thaw_part_forms(record: dict[str, Any]) -> list[PartForm]:
+    """The parts of a stored multi-part variant as its page shows them (:class:`PartForm`), in
+    order, without decoding their expected answers, solutions and detector data; ``[]`` for a
+    variant without parts.  Raises ``ValueError`` like :func:`thaw`."""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError(f"not a stored variant of format {FORMAT}")
+    try:
+        return [
+            PartForm(
+                name=str(p["name"]),
+                points=None if p.get("points") is None else float(p["points"]),
+                uses=tuple(str(u) for u in p.get("uses", [])),
+                answer_form=_answer_form(p["answer_form"]),
+            )
+            for p in record.get("parts", [])
+        ]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed stored variant: {exc}") from exc
 
 
 def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:

@@ -58,6 +58,7 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
+from quizapp.services.page_rows import ExerciseRow, QuizRow, VariantRow, read_exercise_page
 from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
@@ -110,6 +111,7 @@ from quizapp.services.variants import (
     get_progress,
     new_practice_variant,
     stored_answer_form,
+    stored_part_forms,
     stored_variant,
     variant_state,
 )
@@ -127,6 +129,10 @@ __all__ = [
     "WRITE_OPTION",
     "BadRequest",
     "Drawn",
+    "ExerciseRow",
+    "QuizRow",
+    "VariantRow",
+    "read_exercise_page",
     "Conflict",
     "ExerciseSummary",
     "Forbidden",
@@ -184,6 +190,7 @@ __all__ = [
     "recompute_progress",
     "revoke_api_token",
     "stored_answer_form",
+    "stored_part_forms",
     "stored_variant",
     "StoredRecord",
     "submission_rows",

@@ -26,16 +26,34 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quizapp import coursetime
-from quizapp.models import Quiz, User, utcnow
+from quizapp.models import User, utcnow
 from quizapp.models_instructor import Extension
 from quizapp.services.errors import Forbidden
+
+
+class QuizTimes(Protocol):
+    """What a schedule reads of a quiz: an ORM ``Quiz``, or the page's ``QuizRow``
+    (``quizapp.services.page_rows``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def opens_at(self) -> datetime | None: ...
+    @property
+    def closes_at(self) -> datetime | None: ...
+    @property
+    def late(self) -> list[dict[str, Any]]: ...
+    @property
+    def timezone(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +128,7 @@ class Schedule:
         return text + "; answers are no longer accepted."
 
 
-def late_periods(quiz: Quiz) -> list[tuple[datetime, float]]:
+def late_periods(quiz: QuizTimes) -> list[tuple[datetime, float]]:
     """The quiz's late periods as ``[(until, credit), ...]`` (aware UTC), in order."""
     out = []
     for entry in quiz.late or []:
@@ -129,7 +147,7 @@ def store_late_periods(periods: Iterable[tuple[datetime, float]]) -> list[dict[s
     ]
 
 
-def quiz_zone(quiz: Quiz) -> ZoneInfo:
+def quiz_zone(quiz: QuizTimes) -> ZoneInfo:
     """The zone the quiz's times were read in (``quizzes.timezone``; UTC if unknown)."""
     try:
         return coursetime.parse_zone(quiz.timezone or coursetime.DEFAULT_ZONE)
@@ -137,7 +155,7 @@ def quiz_zone(quiz: Quiz) -> ZoneInfo:
         return coursetime.parse_zone(coursetime.DEFAULT_ZONE)
 
 
-def schedule_for(quiz: Quiz, extension: Extension | None = None) -> Schedule:
+def schedule_for(quiz: QuizTimes, extension: Extension | None = None) -> Schedule:
     """The schedule of ``quiz`` for a student with ``extension`` (or none).
 
     An extension only counts when the quiz closes and the extension's ``until`` is later than
@@ -167,7 +185,7 @@ def student_extension(session: Session, quiz_id: str, user_id: int) -> Extension
     )
 
 
-def student_schedule(session: Session, quiz: Quiz, user: User) -> Schedule:
+def student_schedule(session: Session, quiz: QuizTimes, user: User) -> Schedule:
     """``user``'s schedule on ``quiz`` (their extension read from the database); an instructor's
     is the quiz's own."""
     if user.is_instructor or quiz.closes_at is None:
@@ -175,7 +193,7 @@ def student_schedule(session: Session, quiz: Quiz, user: User) -> Schedule:
     return schedule_for(quiz, student_extension(session, quiz.id, user.id))
 
 
-def attempt_credit(session: Session, quiz: Quiz, user: User, now: datetime) -> Credit:
+def attempt_credit(session: Session, quiz: QuizTimes, user: User, now: datetime) -> Credit:
     """What an answer by ``user`` to an exercise of ``quiz`` graded at ``now`` earns.
 
     Instructors always answer on time.  Before the quiz's own ``closes`` no query is made;
@@ -190,7 +208,7 @@ def attempt_credit(session: Session, quiz: Quiz, user: User, now: datetime) -> C
     return credit
 
 
-def accepting(session: Session, quiz: Quiz, user: User, now: datetime | None = None) -> bool:
+def accepting(session: Session, quiz: QuizTimes, user: User, now: datetime | None = None) -> bool:
     """True when an answer by ``user`` at ``now`` would be graded (not refused as too late)."""
     now = now or utcnow()
     if user.is_instructor or quiz.closes_at is None or now < quiz.closes_at:

@@ -18,7 +18,6 @@ from quizapp import coursetime
 from quizapp.models import (
     Exercise,
     Progress,
-    Quiz,
     Submission,
     User,
     Variant,
@@ -30,9 +29,11 @@ if TYPE_CHECKING:
     from quizapp.bank import AnswerForm
     from quizapp.bank import Exercise as BankExercise
     from quizapp.bank import Variant as BankVariant
+    from quizapp.bank.stored import PartForm
 
 
 from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
+from quizapp.services.schedules import QuizTimes
 from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 
 log = logging.getLogger(__name__)
@@ -134,13 +135,25 @@ def stored_variant(variant: StoredRecord) -> BankVariant:
         raise _unreadable(variant, exc) from exc
 
 
-def stored_answer_form(variant: Variant) -> AnswerForm:
+def stored_answer_form(variant: StoredRecord) -> AnswerForm:
     """The answer form of the stored variant (what the page's inputs need), decoded alone.
     Raises ``Unavailable`` like :func:`stored_variant`."""
     from quizapp.bank.stored import thaw_answer_form
 
     try:
         return thaw_answer_form(variant.record)
+    except ValueError as exc:
+        raise _unreadable(variant, exc) from exc
+
+
+def stored_part_forms(variant: StoredRecord) -> list[PartForm]:
+    """The parts of a stored multi-part variant as its page shows them (name, points, the parts
+    it uses, answer form: ``quizapp.bank.stored.PartForm``), decoded without the rest of the
+    record; ``[]`` without parts.  Raises ``Unavailable`` like :func:`stored_variant`."""
+    from quizapp.bank.stored import thaw_part_forms
+
+    try:
+        return thaw_part_forms(variant.record)
     except ValueError as exc:
         raise _unreadable(variant, exc) from exc
 
@@ -169,7 +182,7 @@ def generate_preview(exercise: Exercise, seed: int) -> BankVariant:
 
 def get_exercise(session: Session, exercise_id: str, *, include_archived: bool = False) -> Exercise:
     """The exercise ``exercise_id``; raises ``NotFound`` if unknown, malformed or archived."""
-    _check_exercise_id(exercise_id)
+    check_exercise_id(exercise_id)
     # The quiz comes in the same statement (every caller checks it is open); an exercise the
     # session already holds (the submit after the page's read) is used as is.
     exercise = session.get(Exercise, exercise_id, options=[joinedload(Exercise.quiz)])
@@ -183,14 +196,16 @@ def get_exercise_and_variant(
     student's current variant and what it stores, or None when they have none yet (then
     :func:`get_or_create_variant` creates it): one statement for what the exercise page reads
     first.  Raises ``NotFound`` as :func:`get_exercise`."""
-    _check_exercise_id(exercise_id)
+    check_exercise_id(exercise_id)
     row = session.execute(_EXERCISE_AND_VARIANT, {"eid": exercise_id, "uid": user.id}).first()
     exercise = _live_exercise(row[0] if row is not None else None, False)
     assert row is not None  # no row: _live_exercise raised NotFound
     return exercise, row[1]
 
 
-def _check_exercise_id(exercise_id: object) -> None:
+def check_exercise_id(exercise_id: object) -> None:
+    """Raise ``NotFound`` unless ``exercise_id`` is a well-formed ``<quiz>/<name>`` id
+    (``EXERCISE_ID_RE``): a malformed one is no exercise, and is never sent to the database."""
     if not isinstance(exercise_id, str) or not EXERCISE_ID_RE.fullmatch(exercise_id):
         raise NotFound("There is no such exercise.")
 
@@ -203,7 +218,7 @@ def _live_exercise(exercise: Exercise | None, include_archived: bool) -> Exercis
     return exercise
 
 
-def check_quiz_visible(quiz: Quiz, user: User, now: datetime | None = None) -> None:
+def check_quiz_visible(quiz: QuizTimes, user: User, now: datetime | None = None) -> None:
     """Raise ``Forbidden`` if ``quiz`` has not opened yet (instructors always see it)."""
     now = now or utcnow()
     if user.is_instructor:
@@ -233,7 +248,7 @@ _FIND_VARIANT = (
     )
 )
 #: The number of the student's current variant: the one in their progress row, 1 without one.
-_CURRENT_NUMBER = func.coalesce(
+CURRENT_NUMBER = func.coalesce(
     select(Progress.current_variant)
     .where(Progress.user_id == bindparam("uid"), Progress.exercise_id == bindparam("eid"))
     .scalar_subquery(),
@@ -246,7 +261,7 @@ _CURRENT_VARIANT = (
     .where(
         Variant.user_id == bindparam("uid"),
         Variant.exercise_id == bindparam("eid"),
-        Variant.variant_number == _CURRENT_NUMBER,
+        Variant.variant_number == CURRENT_NUMBER,
     )
 )
 #: The exercise with its quiz and, when it exists, the student's current variant.
@@ -257,7 +272,7 @@ _EXERCISE_AND_VARIANT = (
         and_(
             Variant.exercise_id == Exercise.id,
             Variant.user_id == bindparam("uid"),
-            Variant.variant_number == _CURRENT_NUMBER,
+            Variant.variant_number == CURRENT_NUMBER,
         ),
     )
     .options(joinedload(Exercise.quiz), Load(Variant).undefer_group("stored"))

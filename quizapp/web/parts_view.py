@@ -7,12 +7,13 @@ submits every part at once, or one part with its own button (``only=<name>``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
 
+from quizapp.bank.stored import PartForm
 from quizapp.web import display
 
 PREFIX = "part-{name}-"
@@ -57,12 +58,15 @@ def _prefix(form: display.FormView, prefix: str) -> display.FormView:
     return form
 
 
-def read_posted_parts(bank_variant: Any, data: Any, only: str | None = None) -> dict[str, Any]:
-    """The posted answer of each part (``only``: of that part alone), as
-    ``services.submit`` takes it: part name -> text or grid.  A part's paste box wins over its
-    grid when something is typed there; parts with nothing posted are left out."""
+def read_posted_parts(
+    parts: Sequence[PartForm], data: Any, only: str | None = None
+) -> dict[str, Any]:
+    """The posted answer of each of ``parts`` (``services.stored_part_forms``; ``only``: of
+    that part alone), as ``services.submit`` takes it: part name -> text or grid.  A part's
+    paste box wins over its grid when something is typed there; parts with nothing posted are
+    left out."""
     out: dict[str, Any] = {}
-    for part in bank_variant.parts:
+    for part in parts:
         if only is not None and part.name != only:
             continue
         view = _Prefixed(data, PREFIX.format(name=part.name))
@@ -90,7 +94,7 @@ class _GridOnly:
 
 
 def build_part_views(
-    bank_variant: Any,
+    parts: Sequence[PartForm],
     page_parts: list[dict[str, Any]],
     *,
     answers: Mapping[str, Any] | None = None,
@@ -98,7 +102,8 @@ def build_part_views(
     parsed: Mapping[str, Any] | None = None,
     finished: bool = False,
 ) -> list[PartView]:
-    """The parts of ``bank_variant`` for the page: each pre-filled with its answer in
+    """The ``parts`` of a stored variant (``services.stored_part_forms``) for the page: each
+    pre-filled with its answer in
     ``answers`` (the last submission's whole answer, or what was just posted), marked with its
     verdict in ``verdict["parts"]``; ``finished`` adds each part's correct answer and steps
     (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``)."""
@@ -107,7 +112,7 @@ def build_part_views(
     parsed = parsed if isinstance(parsed, Mapping) else {}
     pages = {p["name"]: p for p in page_parts}
     out = []
-    for part in bank_variant.parts:
+    for part in parts:
         page = pages.get(part.name, {})
         v = verdicts.get(part.name)
         answer = answers.get(part.name)

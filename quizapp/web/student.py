@@ -18,9 +18,9 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from quizapp import services
-from quizapp.models import Exercise, User, Variant, current_session
+from quizapp.models import User, Variant, current_session
 from quizapp.page import page_markup
-from quizapp.services import schedules
+from quizapp.services import ExerciseRow, VariantRow, schedules
 from quizapp.web import display, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -65,8 +65,8 @@ def _pick_view(stored: Any, choices_html: Any) -> Any:
 
 
 def render_exercise(
-    exercise: Exercise,
-    variant: Variant | None = None,
+    exercise: ExerciseRow,
+    variant: VariantRow | None = None,
     *,
     result: services.SubmitResult | None = None,
     posted: str | list[list[str]] | dict[str, Any] | None = None,
@@ -75,7 +75,9 @@ def render_exercise(
     preview: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
     """Render the exercise page for the signed-in student (their current variant: ``variant``
-    when the caller read it, else looked up or created).
+    when the caller read it, else read again, or created).  The page reads plain rows
+    (``services.read_exercise_page``); a write path passes its ORM objects through
+    ``ExerciseRow.of`` / ``VariantRow.of``.
 
     After a submit, the variant and its submissions are ``result.variant`` and
     ``result.submissions`` (read by the submit under its lock: no query here); the variant's state
@@ -86,19 +88,19 @@ def render_exercise(
     """
     user = _user()
     if result is not None:
-        variant = result.variant
+        variant = VariantRow.of(result.variant)
     elif variant is None:
-        secret = current_app.config["QUIZAPP_SEED_SECRET"]
-        variant = services.get_or_create_variant(current_session(), user, exercise, secret)
+        exercise, variant = _current_rows(exercise.id)
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
     form = services.stored_answer_form(variant)
     # The whole stored variant (expected answer, context) is decoded only when the page needs
-    # it: a pick's right option once finished, an index form's count.
+    # it: a pick's right option once finished, an index form's count.  A multi-part variant's
+    # parts are decoded alone (their forms).
     picks = form.type in ("choice", "index")
-    multi = form.type == "parts"  # a multi-part variant: its parts are in the whole record
-    stored = services.stored_variant(variant) if picks or multi else None
-    pick_context = stored.context if stored is not None and picks else None
+    multi = form.type == "parts"
+    stored = services.stored_variant(variant) if picks else None
+    pick_context = stored.context if stored is not None else None
     submissions: list[services.SubmissionRow]
     if result is not None:
         submissions = result.submissions
@@ -117,10 +119,10 @@ def render_exercise(
     cells = current.cells if current is not None else None
     invalid_cell = (current.verdict or {}).get("invalid_cell") if current is not None else None
     parts = None
-    if multi and stored is not None:
+    if multi:
         form_view = display.FormView(mode="parts", type="parts")
         parts = parts_view.build_part_views(
-            stored,
+            services.stored_part_forms(variant),
             page["parts"],
             answers=answer if isinstance(answer, dict) else None,
             verdict=current.verdict if current is not None else None,
@@ -194,6 +196,23 @@ def render_exercise(
     return render_template("student/exercise.html", **context), status
 
 
+def _current_rows(exercise_id: str) -> tuple[ExerciseRow, VariantRow]:
+    """The exercise and the signed-in student's current variant as the page reads them
+    (``services.read_exercise_page``), the variant drawn and stored first when they have none.
+    The caller checked that the quiz is visible (``services.check_quiz_visible``)."""
+    exercise, variant = services.read_exercise_page(current_session(), exercise_id, _user())
+    if variant is None:
+        variant = VariantRow.of(
+            services.get_or_create_variant(
+                current_session(),
+                _user(),
+                services.get_exercise(current_session(), exercise_id),
+                current_app.config["QUIZAPP_SEED_SECRET"],
+            )
+        )
+    return exercise, variant
+
+
 def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
     """A submission's answer as the submissions table shows it (a multi-part answer one part
     per line, ``S: ...``)."""
@@ -249,7 +268,7 @@ def _previewing() -> bool:
     return request.method == "POST" and request.form.get("action") == "preview"
 
 
-def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, int]:
+def _preview(exercise: ExerciseRow, variant: Variant, posted: Any) -> tuple[str, int]:
     """The page with the answer preview of ``posted`` under its form; nothing is stored."""
     via = "cells" if isinstance(posted, list) else request.form.get("via") or "text"
     try:
@@ -285,46 +304,56 @@ def _preview(exercise: Exercise, variant: Variant, posted: Any) -> tuple[str, in
     exempt_when=lambda: not _previewing(),
 )
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
-    # The exercise, its quiz and the student's current variant in one read; the variant is
-    # created (drawn and stored) only once the quiz is known to be open.
-    exercise, variant = services.get_exercise_and_variant(
-        current_session(), f"{quiz_id}/{name}", _user()
-    )
+    exercise_id = f"{quiz_id}/{name}"
+    if request.method == "GET":
+        # The exercise, its quiz and the student's current variant as plain rows, in one read;
+        # the variant is created (drawn and stored) only once the quiz is known to be open.
+        row, variant_row = services.read_exercise_page(current_session(), exercise_id, _user())
+        services.check_quiz_visible(row.quiz, _user())
+        if variant_row is None:
+            row, variant_row = _current_rows(exercise_id)
+        return render_exercise(row, variant_row)
+    return _answer(exercise_id)
+
+
+def _answer(exercise_id: str) -> tuple[str, int]:
+    """A posted answer (or its preview) to the student's current variant of ``exercise_id``:
+    graded and stored (``services.submit``), then the page with its verdict.  The submit and
+    the preview take the ORM objects; the page is rendered from their rows."""
+    exercise, variant = services.get_exercise_and_variant(current_session(), exercise_id, _user())
     services.check_quiz_visible(exercise.quiz, _user())
     secret = current_app.config["QUIZAPP_SEED_SECRET"]
     if variant is None:
         variant = services.get_or_create_variant(current_session(), _user(), exercise, secret)
-    if request.method == "GET":
-        return render_exercise(exercise, variant)
+    page = ExerciseRow.of(exercise)
     form = services.stored_answer_form(variant)
-    # A multi-part variant's parts are read from the whole stored record.
-    bank_variant = services.stored_variant(variant) if form.type == "parts" else None
+    part_forms = services.stored_part_forms(variant) if form.type == "parts" else None
     if not _form_body_is_utf8():
         return render_exercise(
-            exercise,
-            variant,
+            page,
+            VariantRow.of(variant),
             error="The answer is not valid text (invalid UTF-8); it used no attempt. "
             "Type it again, or paste it from a plain-text source.",
             status=400,
         )
     posted: str | list[list[str]] | dict[str, Any] | None
-    if bank_variant is not None:
+    if part_forms is not None:
         only = request.form.get("only") or None
-        posted = parts_view.read_posted_parts(bank_variant, request.form, only=only)
+        posted = parts_view.read_posted_parts(part_forms, request.form, only=only)
     else:
         posted = display.read_posted_answer(form, request.form)
     if _previewing():
-        return _preview(exercise, variant, posted)
+        return _preview(page, variant, posted)
     try:
         for_variant = _posted_variant_id()
     except services.BadRequest as err:
-        return render_exercise(exercise, posted=posted, error=err.message, status=400)
-    if bank_variant is not None and not posted:
-        return render_exercise(exercise, error="Type an answer for at least one part.", status=400)
+        return render_exercise(page, posted=posted, error=err.message, status=400)
+    if part_forms is not None and not posted:
+        return render_exercise(page, error="Type an answer for at least one part.", status=400)
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
-            exercise,
-            variant,
+            page,
+            VariantRow.of(variant),
             posted=posted,
             error=display.empty_answer_message(form),
             status=400,
@@ -341,12 +370,15 @@ def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
             for_variant=for_variant,
         )
     except services.BadRequest as err:
-        return render_exercise(exercise, variant, posted=None, error=err.message, status=400)
+        return render_exercise(
+            page, VariantRow.of(variant), posted=None, error=err.message, status=400
+        )
     except (services.Conflict, services.Forbidden) as err:
-        return render_exercise(exercise, posted=posted, error=err.message, status=err.status)
+        return render_exercise(page, posted=posted, error=err.message, status=err.status)
     # An invalid multi-part answer is stored whole (merged): the page shows it from the row.
-    keep = posted if result.verdict.get("status") == "invalid" and bank_variant is None else None
-    return render_exercise(exercise, result=result, posted=keep)
+    keep = posted if result.verdict.get("status") == "invalid" and part_forms is None else None
+    # The exercise's attempts and points as the submit read them under its lock.
+    return render_exercise(ExerciseRow.of(exercise), result=result, posted=keep)
 
 
 @bp.route("/exercises/<quiz_id>/<name>/submissions")
@@ -355,9 +387,7 @@ def submissions(quiz_id: str, name: str) -> str:
     """Every submission of the signed-in student on their current variant of the exercise,
     newest first (the exercise page lists the latest ``HISTORY_ROWS``).  Creates no variant: an
     exercise never opened has none to list."""
-    exercise, variant = services.get_exercise_and_variant(
-        current_session(), f"{quiz_id}/{name}", _user()
-    )
+    exercise, variant = services.read_exercise_page(current_session(), f"{quiz_id}/{name}", _user())
     services.check_quiz_visible(exercise.quiz, _user())
     rows: list[services.SubmissionRow] = []
     title = exercise.title
@@ -402,7 +432,7 @@ def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
         progress = services.get_progress(current_session(), _user(), exercise)
         if after.isdigit() and progress is not None and progress.current_variant > int(after):
             return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
-        return render_exercise(exercise, error=err.message, status=409)
+        return render_exercise(ExerciseRow.of(exercise), error=err.message, status=409)
     flash(
         f"This is variant {variant.variant_number}: new numbers, for practice "
         "(your score stays that of variant 1).",

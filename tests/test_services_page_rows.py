@@ -1,0 +1,124 @@
+"""The exercise page's read (``services.read_exercise_page``): the exercise, its quiz and the
+student's current variant as plain rows, the same values as the ORM objects hold, and a page
+GET that builds no ORM object of them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event, update
+from test_web_support import student, synced_app, url_of
+
+from quizapp import services
+from quizapp.models import Exercise, Progress, Quiz, Variant, db
+
+TWO = "01-linear-systems/06-two-by-two"
+PARTS = "01-linear-systems/06a-solve-and-check"
+
+
+@pytest.fixture()
+def app(tmp_path: Path):
+    app = synced_app(tmp_path)
+    with app.app_context():
+        services.create_user(db.session, "ana", "correct horse")
+    return app
+
+
+def _ana():
+    return services.find_user(db.session, "ana")
+
+
+def test_rows_hold_the_values_of_the_orm_objects(app) -> None:
+    with app.app_context():
+        user = _ana()
+        exercise, variant = services.read_exercise_page(db.session, TWO, user)
+        assert variant is None  # never opened: nothing is drawn by a read
+        orm = db.session.get(Exercise, TWO)
+        assert exercise == services.ExerciseRow.of(orm)
+        assert (exercise.id, exercise.quiz_id, exercise.attempts) == (
+            TWO,
+            orm.quiz_id,
+            orm.attempts,
+        )
+        assert exercise.quiz.title == db.session.get(Quiz, orm.quiz_id).title
+        created = services.get_or_create_variant(
+            db.session, user, orm, app.config["QUIZAPP_SEED_SECRET"]
+        )
+        db.session.expire_all()
+        _, variant = services.read_exercise_page(db.session, TWO, user)
+        assert variant is not None
+        stored = db.session.get(Variant, created.id)
+        assert variant == services.VariantRow.of(stored)
+        assert variant.page == stored.page and variant.record == stored.record
+        assert not variant.is_practice
+        # What the page decodes of it is what the ORM object gives.
+        assert services.stored_answer_form(variant) == services.stored_answer_form(stored)
+
+
+def test_the_current_variant_is_the_one_the_progress_row_names(app) -> None:
+    with app.app_context():
+        user = _ana()
+        orm = db.session.get(Exercise, TWO)
+        services.get_or_create_variant(db.session, user, orm, app.config["QUIZAPP_SEED_SECRET"])
+        assert services.read_exercise_page(db.session, TWO, user)[1] is not None
+        if services.get_progress(db.session, user, orm) is None:
+            services.create_progress(db.session, user.id, TWO)
+        db.session.execute(
+            update(Progress)
+            .where(Progress.user_id == user.id, Progress.exercise_id == TWO)
+            .values(current_variant=2)
+        )
+        db.session.commit()
+        # Variant 2 does not exist (yet): the read says so rather than showing variant 1.
+        assert services.read_exercise_page(db.session, TWO, user)[1] is None
+
+
+@pytest.mark.parametrize("what", ["exercise", "quiz"])
+def test_archived_exercises_and_quizzes_are_not_found(app, what: str) -> None:
+    with app.app_context():
+        quiz_id = TWO.split("/")[0]
+        if what == "exercise":
+            db.session.execute(update(Exercise).where(Exercise.id == TWO).values(archived=True))
+        else:
+            db.session.execute(update(Quiz).where(Quiz.id == quiz_id).values(archived=True))
+        db.session.commit()
+        with pytest.raises(services.NotFound):
+            services.read_exercise_page(db.session, TWO, _ana())
+
+
+@pytest.mark.parametrize("bad", ["01-linear-systems/nope", "no-slash", "../x/y", "A/B", ""])
+def test_unknown_and_malformed_ids_are_not_found(app, bad: str) -> None:
+    with app.app_context(), pytest.raises(services.NotFound):
+        services.read_exercise_page(db.session, bad, _ana())
+
+
+@pytest.mark.parametrize("exercise_id", [TWO, PARTS])
+def test_a_page_get_builds_no_orm_exercise_quiz_or_variant(app, exercise_id: str) -> None:
+    client = student(app, "bo")
+    assert client.get("/").status_code == 200  # shows the welcome message once
+    first = client.get(url_of(exercise_id))  # the first view draws and stores the variant
+    assert first.status_code == 200
+    loaded: list[str] = []
+
+    def count(target, context) -> None:
+        loaded.append(type(target).__name__)
+
+    for model in (Exercise, Quiz, Variant):
+        event.listen(model, "load", count)
+    try:
+        again = client.get(url_of(exercise_id))
+    finally:
+        for model in (Exercise, Quiz, Variant):
+            event.remove(model, "load", count)
+    assert again.status_code == 200
+    assert loaded == []
+    # The same page both times (but for the form's CSRF token, signed with a timestamp).
+    assert _without_tokens(first.get_data(as_text=True)) == _without_tokens(
+        again.get_data(as_text=True)
+    )
+
+
+def _without_tokens(page: str) -> str:
+    return re.sub(r'name="csrf_token" value="[^"]*"', "", page)
