@@ -22,6 +22,7 @@ from quizapp.page import (
     inline_markdown_html,
     markdown_html,
 )
+from quizapp.services.text import printable_text
 
 #: Cell input names: ``cell-<row>-<column>``, 0-based.
 CELL_NAME = "cell-{r}-{c}"
@@ -35,8 +36,6 @@ def showable(value: Any) -> Any:
     ``quizapp.services.printable_text``: lone surrogates -> U+FFFD, NUL -> U+2400 '␀', ...);
     ``Markup`` stays ``Markup``, other values (and None, printed as Jinja always did) unchanged."""
     if isinstance(value, str):
-        from quizapp.services import printable_text
-
         shown = printable_text(value)
         if shown is not value and isinstance(value, Markup):
             return Markup(shown)
