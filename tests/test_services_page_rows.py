@@ -122,3 +122,18 @@ def test_a_page_get_builds_no_orm_exercise_quiz_or_variant(app, exercise_id: str
 
 def _without_tokens(page: str) -> str:
     return re.sub(r'name="csrf_token" value="[^"]*"', "", page)
+
+
+def test_a_head_request_is_answered_as_a_get_and_grades_nothing(app) -> None:
+    """HEAD (a link checker, a browser's prefetch) gets the GET's status and headers; it used
+    to fall into the answer path and get a 400 "not valid" page."""
+    from quizapp.models import Submission
+
+    client = student(app, "cy")
+    resp = client.head(url_of(TWO))
+    assert resp.status_code == 200 and resp.get_data() == b""
+    assert resp.headers["Content-Type"].startswith("text/html")
+    with app.app_context():
+        assert db.session.query(Submission).count() == 0
+    page = client.get(url_of(TWO)).get_data(as_text=True)
+    assert 'id="attempts-left">3<' in page

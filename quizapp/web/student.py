@@ -201,16 +201,16 @@ def _current_rows(exercise_id: str) -> tuple[ExerciseRow, VariantRow]:
     (``services.read_exercise_page``), the variant drawn and stored first when they have none.
     The caller checked that the quiz is visible (``services.check_quiz_visible``)."""
     exercise, variant = services.read_exercise_page(current_session(), exercise_id, _user())
-    if variant is None:
-        variant = VariantRow.of(
-            services.get_or_create_variant(
-                current_session(),
-                _user(),
-                services.get_exercise(current_session(), exercise_id),
-                current_app.config["QUIZAPP_SEED_SECRET"],
-            )
-        )
-    return exercise, variant
+    return exercise, variant if variant is not None else _create_variant(exercise_id)
+
+
+def _create_variant(exercise_id: str) -> VariantRow:
+    """The signed-in student's current variant of ``exercise_id``, drawn and stored (their
+    first view; ``services.get_or_create_variant`` takes the ORM exercise)."""
+    session = current_session()
+    exercise = services.get_exercise(session, exercise_id)
+    secret = current_app.config["QUIZAPP_SEED_SECRET"]
+    return VariantRow.of(services.get_or_create_variant(session, _user(), exercise, secret))
 
 
 def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
@@ -305,14 +305,12 @@ def _preview(exercise: ExerciseRow, variant: Variant, posted: Any) -> tuple[str,
 )
 def exercise(quiz_id: str, name: str) -> tuple[str, int] | Response:
     exercise_id = f"{quiz_id}/{name}"
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (Flask answers it with the GET's headers)
         # The exercise, its quiz and the student's current variant as plain rows, in one read;
         # the variant is created (drawn and stored) only once the quiz is known to be open.
         row, variant_row = services.read_exercise_page(current_session(), exercise_id, _user())
         services.check_quiz_visible(row.quiz, _user())
-        if variant_row is None:
-            row, variant_row = _current_rows(exercise_id)
-        return render_exercise(row, variant_row)
+        return render_exercise(row, variant_row or _create_variant(exercise_id))
     return _answer(exercise_id)
 
 
