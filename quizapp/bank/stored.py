@@ -179,18 +179,19 @@ def freeze(variant: Variant) -> dict[str, Any]:
 
 def _thaw_part(data: dict[str, Any]) -> Part:
     tol = data.get("tolerance")
+    form = _part_form(data)
     return Part(
-        name=str(data["name"]),
+        name=form.name,
         prompt=str(data["prompt"]),
         expected=decode(data["expected"]),
-        answer_form=_answer_form(data["answer_form"]),
+        answer_form=form.answer_form,
         solution=[
             SolutionStep(**{k: decode(v) for k, v in step.items()}) for step in data["solution"]
         ],
         tolerance=None if tol is None else Tolerance(**{k: decode(v) for k, v in tol.items()}),
-        points=None if data.get("points") is None else float(data["points"]),
+        points=form.points,
         follow_through=data.get("follow_through"),
-        uses=tuple(str(u) for u in data.get("uses", [])),
+        uses=form.uses,
         follow_through_credit=None
         if data.get("follow_through_credit") is None
         else float(data["follow_through_credit"]),
@@ -216,27 +217,34 @@ def thaw_part_forms(record: dict[str, Any]) -> list[PartForm]:
     """The parts of a stored multi-part variant as its page shows them (:class:`PartForm`), in
     order, without decoding their expected answers, solutions and detector data; ``[]`` for a
     variant without parts.  Raises ``ValueError`` like :func:`thaw`."""
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError(f"not a stored variant of format {FORMAT}")
+    _check_format(record)
     try:
-        return [
-            PartForm(
-                name=str(p["name"]),
-                points=None if p.get("points") is None else float(p["points"]),
-                uses=tuple(str(u) for u in p.get("uses", [])),
-                answer_form=_answer_form(p["answer_form"]),
-            )
-            for p in record.get("parts", [])
-        ]
+        return [_part_form(p) for p in record.get("parts", [])]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed stored variant: {exc}") from exc
+
+
+def _part_form(data: dict[str, Any]) -> PartForm:
+    """The :class:`PartForm` fields of one stored part (what :func:`_thaw_part` decodes too)."""
+    return PartForm(
+        name=str(data["name"]),
+        points=None if data.get("points") is None else float(data["points"]),
+        uses=tuple(str(u) for u in data.get("uses", [])),
+        answer_form=_answer_form(data["answer_form"]),
+    )
+
+
+def _check_format(record: Any) -> None:
+    """Raise ``ValueError`` unless ``record`` is a stored variant of :data:`FORMAT`."""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        got = record.get("format") if isinstance(record, dict) else type(record).__name__
+        raise ValueError(f"not a stored variant of format {FORMAT} (got {got!r})")
 
 
 def thaw_answer_form(record: dict[str, Any]) -> AnswerForm:
     """Only the answer form of a stored variant (what a page needs to show its inputs), without
     decoding the rest.  Raises ``ValueError`` like :func:`thaw`."""
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError(f"not a stored variant of format {FORMAT}")
+    _check_format(record)
     try:
         return _answer_form(record["answer_form"])
     except (KeyError, TypeError) as exc:
@@ -255,9 +263,7 @@ def thaw(record: dict[str, Any]) -> Variant:
 
     Raises ``ValueError`` for a record of another format or a malformed one.
     """
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        got = record.get("format") if isinstance(record, dict) else type(record).__name__
-        raise ValueError(f"not a stored variant of format {FORMAT} (got {got!r})")
+    _check_format(record)
     try:
         return Variant(
             exercise_id=str(record["exercise_id"]),

@@ -18,8 +18,7 @@ from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from quizapp.models import Exercise, Quiz, User, Variant
-from quizapp.services.errors import NotFound
-from quizapp.services.variants import CURRENT_NUMBER, check_exercise_id
+from quizapp.services.variants import CURRENT_NUMBER, check_exercise_id, live_exercise
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +123,9 @@ def read_exercise_page(
     (as ``services.get_exercise``)."""
     check_exercise_id(exercise_id)
     row = session.execute(_PAGE_ROWS, {"eid": exercise_id, "uid": user.id}).first()
-    if row is None:
-        raise NotFound("There is no such exercise.")
-    quiz = QuizRow(*row[_NE : _NE + _NQ])
-    exercise = ExerciseRow(quiz, *row[:_NE])
-    if exercise.archived or quiz.archived:
-        raise NotFound("There is no such exercise.")
+    exercise = live_exercise(
+        None if row is None else ExerciseRow(QuizRow(*row[_NE : _NE + _NQ]), *row[:_NE])
+    )
+    assert row is not None  # no row: live_exercise raised NotFound
     stored = row[_NE + _NQ :]
     return exercise, (VariantRow(*stored) if stored[0] is not None else None)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
@@ -186,7 +186,7 @@ def get_exercise(session: Session, exercise_id: str, *, include_archived: bool =
     # The quiz comes in the same statement (every caller checks it is open); an exercise the
     # session already holds (the submit after the page's read) is used as is.
     exercise = session.get(Exercise, exercise_id, options=[joinedload(Exercise.quiz)])
-    return _live_exercise(exercise, include_archived)
+    return live_exercise(exercise, include_archived)
 
 
 def get_exercise_and_variant(
@@ -198,8 +198,8 @@ def get_exercise_and_variant(
     first.  Raises ``NotFound`` as :func:`get_exercise`."""
     check_exercise_id(exercise_id)
     row = session.execute(_EXERCISE_AND_VARIANT, {"eid": exercise_id, "uid": user.id}).first()
-    exercise = _live_exercise(row[0] if row is not None else None, False)
-    assert row is not None  # no row: _live_exercise raised NotFound
+    exercise = live_exercise(row[0] if row is not None else None, False)
+    assert row is not None  # no row: live_exercise raised NotFound
     return exercise, row[1]
 
 
@@ -210,7 +210,26 @@ def check_exercise_id(exercise_id: object) -> None:
         raise NotFound("There is no such exercise.")
 
 
-def _live_exercise(exercise: Exercise | None, include_archived: bool) -> Exercise:
+class _Archivable(Protocol):
+    @property
+    def archived(self) -> bool: ...
+
+
+class Reachable(Protocol):
+    """What :func:`live_exercise` reads: an ORM ``Exercise`` or the page's ``ExerciseRow``."""
+
+    @property
+    def archived(self) -> bool: ...
+    @property
+    def quiz(self) -> _Archivable: ...
+
+
+AnyExercise = TypeVar("AnyExercise", bound=Reachable)
+
+
+def live_exercise(exercise: AnyExercise | None, include_archived: bool = False) -> AnyExercise:
+    """``exercise`` when students may reach it; raises ``NotFound`` when it is None (unknown),
+    or archived or in an archived quiz (unless ``include_archived``: instructor views)."""
     if exercise is None or (exercise.archived and not include_archived):
         raise NotFound("There is no such exercise.")
     if not include_archived and exercise.quiz.archived:
