@@ -4,11 +4,13 @@ forged)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from flask import request
+from flask import request, url_for
 from test_web_support import make_app
+from werkzeug.routing import BuildError
 
 FORWARDED = {"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}
 
@@ -37,3 +39,41 @@ def test_one_trusted_proxy_gives_the_client_address_and_https(tmp_path: Path) ->
 def test_a_bad_proxy_count_is_a_clear_error(tmp_path: Path, value: str) -> None:
     with pytest.raises(ValueError, match="QUIZAPP_PROXY_FIX must be the number of trusted proxies"):
         make_app(tmp_path, QUIZAPP_PROXY_FIX=value)
+
+
+def _nav_links(html: str) -> dict[str, str]:
+    """The main navigation's links, text -> href."""
+    nav = html[html.index('<nav aria-label="Main">') : html.index("</nav>")]
+    return {
+        text: href for href, text in re.findall(r'<a[^>]* href="([^"]*)"[^>]*>([^<]+)</a>', nav)
+    }
+
+
+def test_navigation_links_follow_each_mount_point_of_the_proxy(tmp_path: Path) -> None:
+    # The navigation's links are built once per mount point (web.page_url): the same process
+    # serving /course-a and /course-b behind a proxy, and the root, links each to itself.
+    app = make_app(tmp_path, QUIZAPP_PROXY_FIX="1")
+    client = app.test_client()
+    for prefix in ("/course-a", "", "/course-b", "/course-a"):
+        headers = {"X-Forwarded-Prefix": prefix} if prefix else {}
+        links = _nav_links(client.get("/login", headers=headers).get_data(as_text=True))
+        assert links == {
+            "quizapp": f"{prefix}/",
+            "Sign in": f"{prefix}/login",
+            "Register": f"{prefix}/register",
+        }
+
+
+def test_page_url_is_url_for_of_a_full_endpoint_name(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    page_url = app.jinja_env.globals["page_url"]
+    with app.test_request_context("/", base_url="http://localhost/q/"):
+        for endpoint in ("student.home", "student.progress", "auth.account", "auth.logout"):
+            assert page_url(endpoint) == url_for(endpoint)
+        assert page_url("student.home") == "/q/"
+        with pytest.raises(ValueError, match="full endpoint name"):
+            page_url(".home")
+        with pytest.raises(ValueError, match="full endpoint name"):
+            page_url("static")
+        with pytest.raises(BuildError):
+            page_url("student.no_such_page")

@@ -122,7 +122,7 @@ def read_exercise_page(
     Raises ``NotFound`` for an unknown or malformed id and for an archived exercise or quiz
     (as ``services.get_exercise``)."""
     check_exercise_id(exercise_id)
-    row = session.execute(_PAGE_ROWS, {"eid": exercise_id, "uid": user.id}).first()
+    row = session.connection().execute(_PAGE_ROWS, {"eid": exercise_id, "uid": user.id}).first()
     exercise = live_exercise(
         None if row is None else ExerciseRow(QuizRow(*row[_NE : _NE + _NQ]), *row[:_NE])
     )

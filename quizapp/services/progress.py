@@ -392,7 +392,7 @@ _QUIZ_POSITION = (
 def quiz_position(session: Session, user: User, exercise: Exercise | ExerciseRow) -> QuizPosition:
     """The :class:`QuizPosition` of ``exercise`` for ``user``, in one query (the quiz's
     non-archived exercises, ordered as on the quiz list, with the user's progress rows)."""
-    rows = session.execute(_QUIZ_POSITION, {"uid": user.id, "qid": exercise.quiz_id})
+    rows = session.connection().execute(_QUIZ_POSITION, {"uid": user.id, "qid": exercise.quiz_id})
     entries = [
         PositionEntry(
             ex_id,

@@ -549,4 +549,7 @@ def submission_rows(session: Session, variant_id: int) -> list[SubmissionRow]:
     read from the database: never a stale object of the session).  The same rows and values as
     :func:`variant_submissions`, without building ORM objects (the fixed cost of the ORM read
     goes; decoding the JSON columns, ~0.05 ms per row, remains)."""
-    return [SubmissionRow(*row) for row in session.execute(_SUBMISSION_ROWS, {"vid": variant_id})]
+    return [
+        SubmissionRow(*row)
+        for row in session.connection().execute(_SUBMISSION_ROWS, {"vid": variant_id})
+    ]

@@ -9,11 +9,12 @@ LTI 1.3 launches under ``/lti``, its settings under ``/instructor/lms``).
 from __future__ import annotations
 
 import codecs
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, request, url_for
 from flask import Response as FlaskResponse
 from limits.errors import ConfigurationError as LimitsConfigurationError
 from sqlalchemy import bindparam, select
@@ -202,6 +203,25 @@ def _register_template_helpers(app: Flask) -> None:
     def _deadline(value: Any) -> str:
         """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
         return coursetime.show_deadline(value, zone)
+
+    @functools.lru_cache(maxsize=256)
+    def _built_page_url(endpoint: str, script_root: str) -> str:
+        return url_for(endpoint)
+
+    def page_url(endpoint: str) -> str:
+        """``url_for(endpoint)`` for a page that takes no arguments (the navigation's links),
+        built once per mount point (``request.script_root``, which a proxy's
+        ``X-Forwarded-Prefix`` can set) and then reused: the URL map and its defaults are fixed
+        once the app serves, and each ``url_for`` costs ~40 us, about 1 % of a page, on the
+        ~10 links every page has (benchmarks/NOTES.md).  ``endpoint`` is a full name
+        (``"student.home"``, not ``".home"``); a static file's URL, which carries its content's
+        hash, still takes ``url_for``.  Raises Werkzeug's ``BuildError`` for an unknown endpoint.
+        """
+        if endpoint.startswith(".") or endpoint == "static":
+            raise ValueError(f"page_url takes a full endpoint name, not {endpoint!r}")
+        return _built_page_url(endpoint, request.script_root)
+
+    app.jinja_env.globals["page_url"] = page_url
 
     @app.context_processor
     def _helpers() -> dict[str, Any]:
