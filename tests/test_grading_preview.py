@@ -81,6 +81,15 @@ def _preview_agrees(variant) -> None:
             assert preview.message.startswith("Read: ") and preview.parts, answer
         else:
             assert preview.message.startswith("Read as"), answer
+            # An answer of another shape: the preview says what the verdict will (one rule,
+            # quizapp.grading.shape_mismatch) and that it would be marked incorrect.
+            if verdict.message and verdict.message.endswith("is asked for."):
+                mismatch = verdict.message.removeprefix("Your answer is ")
+                assert preview.message == (
+                    f"Read as {mismatch} Submitted as it is, it would be marked incorrect."
+                ), answer
+            else:
+                assert "would be marked incorrect" not in preview.message, answer
             if verdict.parsed is not None and variant.answer_form.type != "partial_matrix":
                 assert np.allclose(
                     np.asarray(preview.read_as, dtype=float),
@@ -97,6 +106,20 @@ def test_the_preview_of_a_right_and_a_wrong_answer_differ_only_in_the_numbers() 
     assert a["status"] == b["status"] == "valid" and a["message"] == b["message"]
     assert set(a) == set(b) == {"status", "read_as", "message", "cells", "invalid_cell"}
     assert np.allclose(np.asarray(b["read_as"]) - np.asarray(a["read_as"]), 1)
+
+
+def test_an_answer_of_another_shape_is_flagged_before_it_costs_an_attempt() -> None:
+    variant = BANK.exercises["03-transpose-and-products/05-matrix-product"].generate(5)
+    assert np.asarray(variant.expected).shape == (2, 2)
+    for typed, read in [("1 2 3", "a vector of 3 entries"), ("7", "a single number")]:
+        preview = preview_answer(variant, typed)
+        assert preview.status == "valid"  # it would be graded (and use an attempt)
+        assert preview.message == (
+            f"Read as {read}, but a 2×2 matrix is asked for. Submitted as it is, it would be "
+            "marked incorrect."
+        )
+        assert grade_answer(variant, typed).status == "incorrect"
+    assert preview_answer(variant, "1 2\n3 4").message == "Read as a 2×2 matrix."
 
 
 def test_read_answer_is_the_grades_reading() -> None:

@@ -46,6 +46,7 @@ from quizapp.grading import (
     grade,
     parse_number,
     read_answer,
+    shape_mismatch,
 )
 from quizapp.grading.parse import parse_answer_cells, split_cells
 
@@ -515,7 +516,9 @@ class AnswerPreview:
     - ``invalid_cell``: for ``invalid``, the 1-based ``(row, column)`` of the cell at fault when
       there is one (``row`` None for an entry of a vector), as in :class:`Verdict`.
 
-    Nothing in it depends on the expected answer, so it tells nothing about correctness.
+    Nothing in it depends on the expected answer's values, so it tells nothing about
+    correctness; only its shape, which the form and the prompt show, is named when the answer
+    has another one.
     """
 
     status: Literal["valid", "invalid"]
@@ -601,7 +604,12 @@ def _read(variant: Variant, answer: SingleAnswer) -> tuple[Any, str, list[list[s
         for i, j in zip(*np.nonzero(~mask), strict=True):
             text = given[i][j] if i < len(given) and j < len(given[i]) else None
             value[i, j] = parse_number(str(text)) if text is not None else np.nan
-    if value.ndim == 0:
+    if aligned is None:  # graded so it would be incorrect: say so before it costs an attempt
+        message = (
+            f"Read as {shape_mismatch(answer, value.shape, exp.shape)} Submitted as it is, it "
+            "would be marked incorrect."
+        )
+    elif value.ndim == 0:
         message = f"Read as the number {float(value):.10g}."
     else:
         message = f"Read as {describe_shape(value.shape)}."
@@ -612,9 +620,11 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
     """How ``answer`` (text, or a grid of cell strings as the web posts it) is read for
     ``variant``: by the same parsing :func:`grade_answer` uses (``quizapp.grading.read_answer``,
     :func:`parse_points`, :func:`parse_pick`), so ``invalid`` here exactly when a submission
-    would be invalid, with the same message.  Nothing is compared with the expected answer: an
-    answer of another shape than asked is ``valid`` (a submission would be graded, and marked
-    incorrect).  A multi-part answer (part name -> text or grid) is read part by part (blank
+    would be invalid, with the same message.  Nothing is compared with the expected answer's
+    values.  An answer of another shape than asked is ``valid`` (a submission would be graded),
+    and its message says so and that it would be marked incorrect, as the verdict would
+    (``quizapp.grading.shape_mismatch``; STACK's validation reports a wrong matrix size the same
+    way, before grading).  A multi-part answer (part name -> text or grid) is read part by part (blank
     parts left out).  Never raises for bad input.
     """
     if variant.parts:

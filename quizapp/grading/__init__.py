@@ -14,7 +14,13 @@ kinds and the web layer:
 from __future__ import annotations
 
 from quizapp.grading.compare import cells_close, check_tolerance, tolerance_bound
-from quizapp.grading.engine import align_shape, describe_shape, grade, read_answer
+from quizapp.grading.engine import (
+    align_shape,
+    describe_shape,
+    grade,
+    read_answer,
+    shape_mismatch,
+)
 from quizapp.grading.mistakes import GENERIC, register_detector, registered_detectors
 from quizapp.grading.parse import InvalidAnswer, parse_answer, parse_number
 from quizapp.grading.types import (
@@ -41,6 +47,7 @@ __all__ = [
     "cells_close",
     "check_tolerance",
     "describe_shape",
+    "shape_mismatch",
     "grade",
     "parse_answer",
     "parse_number",

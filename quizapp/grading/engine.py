@@ -194,12 +194,7 @@ def grade(
         return Verdict("invalid", 0.0, exc.message, invalid_cell=cell)
 
     if aligned is None:
-        message = (
-            f"Your answer is {describe_shape(ans.shape)}, but {describe_shape(exp.shape)} is "
-            "asked for."
-        )
-        if _decimal_comma_fits(answer, exp.shape):
-            message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
+        message = f"Your answer is {shape_mismatch(answer, ans.shape, exp.shape)}"
         ctx = _detector_context(context, tolerance, graded, _typed(typed, ans.shape))
         mistakes = run_detectors(ans, exp, ctx, detectors)
         return Verdict("incorrect", 0.0, message, None, mistakes, _plain(ans))
@@ -309,6 +304,19 @@ def _is_list(answer: str) -> bool:
         return bracketed_list(stripped) is not None
     except InvalidAnswer:
         return True  # a malformed list: parse_answer gives the message
+
+
+def shape_mismatch(answer: object, shape: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    """What is wrong with an answer read as an array of ``shape`` when ``expected`` is asked for
+    and neither fits the other (:func:`align_shape` gave None): ``"a vector of 3 entries, but a
+    2×2 matrix is asked for."``, with a hint when ``answer`` (the text as typed) would fit had
+    its ``1,5`` meant 1.5.  The rest of a sentence: :func:`grade`'s verdict begins it with "Your
+    answer is", the answer preview (``quizapp.bank.preview_answer``) with "Read as".
+    """
+    message = f"{describe_shape(shape)}, but {describe_shape(expected)} is asked for."
+    if _decimal_comma_fits(answer, expected):
+        message += " If you used a comma for decimals, use a point: 1.5, not 1,5."
+    return message
 
 
 def _decimal_comma_fits(answer: object, shape: tuple[int, ...]) -> bool:
