@@ -94,3 +94,63 @@ def test_hard_cap_is_fast_for_huge_input() -> None:
     for text in ("1" * 1_000_000, " " * 5_000_000, "(" * 1_000_000):
         assert grade("1", text).status == "invalid"
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "array([[1., 2.],\n       [3., 4.]])",  # NumPy
+        "np.array([[1, 2], [3, 4]], dtype=float64)",
+        "matrix([[1, 2],\n        [3, 4]])",  # NumPy's matrix
+        "tensor([[1., 2.],\n        [3., 4.]])",  # PyTorch, the course's transformer code
+        "torch.tensor([[1, 2], [3, 4]])",
+        "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)",
+        "tensor([[1., 2.], [3., 4.]], requires_grad=True)",
+        "tensor([[1., 2.], [3., 4.]], device='cuda:0', grad_fn=<AddBackward0>)",
+        "Array([[1., 2.],\n       [3., 4.]], dtype=float32)",  # JAX
+        "tf.Tensor(\n[[1 2]\n [3 4]], shape=(2, 2), dtype=int32)",  # TensorFlow
+        "Matrix([[1, 2], [3, 4]])",  # SymPy
+        "```\ntensor([[1., 2.], [3., 4.]])\n```",  # from a notebook cell, fenced
+    ],
+)
+def test_an_array_as_a_library_prints_it_is_read(text: str) -> None:
+    np.testing.assert_array_equal(parse_answer(text), M)
+    assert grade(M, text).status == "correct"
+
+
+def test_a_vector_as_pytorch_prints_it_is_read() -> None:
+    np.testing.assert_array_equal(parse_answer("tensor([0.2689, 0.7311])"), [0.2689, 0.7311])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # Once "The brackets do not match", which they do.
+        ("foo([[1, 2], [3, 4]])", "foo(...) is not read: write the vector or matrix itself"),
+        ("softmax([1, 2])", "softmax(...) is not read"),
+        ("tensor([[1, 2], [3, 4]]) + 1", "brackets do not match"),
+        ("tensor([[1, 2], [3, 4]], (2, 2))", "This tensor(...) cannot be read: only its list"),
+        ("array([1, 2] * 2)", "This array(...) cannot be read"),
+    ],
+)
+def test_another_call_around_a_list_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(InvalidAnswer, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_answer(text)
+
+
+def test_printed_arrays_are_read_in_linear_time() -> None:
+    # Each of these took hours with a regular expression that could match the same spaces two
+    # ways (quadratic on a run of spaces or of keyword arguments); read in linear time they are
+    # a few milliseconds each.
+    n = MAX_ANSWER_CHARS
+    texts = [
+        "tensor([1], a=b" + " " * (n - 30) + "x",
+        "tensor([" + "], a=b" * (n // 6 - 2),
+        "tensor([1]" + ", a=b" * (n // 6 - 3) + "x",
+        "tensor([1]" + ", a=(" * (n // 5 - 3) + ")",
+        "tensor(" + "[" * (n // 2 - 5),
+    ]
+    start = time.perf_counter()
+    for text in texts:
+        assert grade("1", text).status == "invalid"
+    assert time.perf_counter() - start < 2.0

@@ -13,8 +13,11 @@ Vectors and matrices (:func:`quizapp.grading.parse.parse_answer`):
   :mod:`quizapp.grading.latex`.  Text with lone surrogates (invalid UTF-8) is invalid.
 - a transpose mark after a bracketed vector or matrix transposes it, as in MATLAB and textbooks:
   ``[1 2]'``, ``[1, 2]^T``, ``[[1, 2], [3, 4]]ᵀ``, ``.T``; ``[1 2]'`` is the column ``[1; 2]``.
-- NumPy's printed arrays, ``array([[1., 2.],\n       [3., 4.]])`` (also ``np.array(...)``, with
-  an optional ``dtype=...``), read as the list inside them;
+- arrays as libraries print them, read as the list inside: NumPy's ``array([[1., 2.],\n
+  [3., 4.]])`` (also ``np.array(...)``, ``matrix(...)``, with ``dtype=...``), PyTorch's
+  ``tensor([[1., 2.], [3., 4.]], dtype=torch.float64)``, SymPy's ``Matrix(...)``, JAX's
+  ``Array(...)``, TensorFlow's ``tf.Tensor(..., shape=(2, 2), dtype=int32)``; another name
+  called on a list (``foo([1, 2])``) is invalid, with a message saying so;
 - a trailing comma is allowed inside brackets (``[[1, 2], [3, 4],]``, ``[1, 2,]``), and Markdown
   code fences (```` ``` ```` lines) or backticks around the answer are dropped.
 - ``( )`` and ``{ }`` around a comma-separated list are brackets: ``(2, 5)`` and ``{2, 5}`` read
@@ -34,7 +37,7 @@ from quizapp.grading.parse.wrappers import (
     _TRANSPOSE_MARK,
     _from_latex,
     _may_mark,
-    _numpy_array,
+    _printed_array,
     _strip_markdown,
 )
 
@@ -51,8 +54,8 @@ def split_cells(text: str) -> Cells:
         )
     _check_text(text)
     text = _strip_markdown(text.strip(" \r\n\f\v\u00a0\u3000"))  # keep tabs: empty cells
-    if "array(" in text:
-        text = _numpy_array(text)
+    if "(" in text and "[" in text and text.lstrip()[:1] not in "[({":
+        text = _printed_array(text)
     text = _from_latex(text)
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(

@@ -1,5 +1,5 @@
 """What surrounds an answer copied from elsewhere, taken off before it is read: Markdown code
-fences and backticks (chat, notebooks), NumPy's printed ``array(...)``, LaTeX from the slides
+fences and backticks (chat, notebooks), arrays as NumPy or PyTorch print them, LaTeX from the slides
 (through :mod:`quizapp.grading.latex`), and a transpose mark after a bracketed vector or matrix
 (``[1 2]'``, ``[1, 2]^T``, ``.T``)."""
 
@@ -54,14 +54,60 @@ def _strip_markdown(text: str) -> str:
     return m[2].strip() if m else text
 
 
-_NUMPY_ARRAY = re.compile(
-    r"(?:np\.|numpy\.)?array\(\s*(\[.*\])\s*(?:,\s*dtype\s*=\s*[A-Za-z0-9_.'\"]+\s*)?\)\s*",
-    re.S,
+#: How array libraries print an array: NumPy's ``array(...)`` and ``matrix(...)`` (also
+#: ``np.``/``numpy.``), JAX's ``Array(...)``, PyTorch's ``tensor(...)`` (``torch.tensor``), SymPy's
+#: ``Matrix(...)``, TensorFlow's ``tf.Tensor(...)`` / ``tf.constant(...)``: the name and ``(``,
+#: then the list (found by counting brackets), then keyword arguments (:data:`_KEYWORDS`).
+#: (NumPy's documented ``repr``; PyTorch, JAX and TensorFlow print the same way.)
+_ARRAY_CALL = re.compile(
+    r"(?:(?:np|numpy|jnp|torch|tf|sympy|sp)\.)?"
+    r"(?:array|Array|matrix|Matrix|tensor|Tensor|constant)\(\s*"
 )
+#: What may follow the list: ``, dtype=float64``, ``, dtype=torch.float64``, ``, dtype='float32'``,
+#: ``, requires_grad=True``, ``, device='cuda:0'``, ``, grad_fn=<AddBackward0>``, ``, shape=(2,
+#: 2)``, then ``)``.  Each value is one run of characters without spaces, commas or parentheses
+#: (or one parenthesized group), and no two parts can match the same spaces, so the match is
+#: linear in the text's length (``\\s*,?\\s*`` was quadratic on a long run of spaces).
+_KEYWORDS = re.compile(r"(?:\s*,\s*[A-Za-z_]\w*\s*=\s*(?:\([^()]*\)|[^\s,()]+))*\s*(?:,\s*)?\)\s*")
+#: A name called on a list that is none of those: ``foo([1, 2])``, ``vec([1, 2])``.
+_CALLED = re.compile(r"([A-Za-z_][\w.]{0,40})\(\s*\[")
 
 
-def _numpy_array(text: str) -> str:
-    """``array([[1., 2.], [3., 4.]])`` (NumPy's repr, also ``np.array(...)`` with an optional
-    ``dtype=``) -> the list inside; any other text unchanged."""
-    m = _NUMPY_ARRAY.fullmatch(text.strip())
-    return m[1] if m else text
+def _closing_bracket(text: str, start: int) -> int | None:
+    """The index of the ``]`` that closes the ``[`` at ``text[start]``, or None."""
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _printed_array(text: str) -> str:
+    """An array as an array library prints it (see :data:`_ARRAY_CALL`: ``array([[1., 2.],
+    [3., 4.]])``, ``tensor([[1., 2.], [3., 4.]], dtype=torch.float64)``, ``Matrix([[1, 2], [3,
+    4]])``) -> the list inside; any other text unchanged.  Raises :class:`InvalidAnswer` for
+    another name called on a list (``foo([1, 2])``), which would otherwise be read as ill-matched
+    brackets.  Linear in the length of ``text``."""
+    stripped = text.strip()
+    call = _ARRAY_CALL.match(stripped)
+    if call and stripped[call.end() : call.end() + 1] == "[":
+        end = _closing_bracket(stripped, call.end())
+        if end is not None and _KEYWORDS.fullmatch(stripped, end + 1):
+            return stripped[call.end() : end + 1]
+    called = _CALLED.match(stripped)
+    if called and stripped.endswith(")") and call:
+        raise InvalidAnswer(
+            f"This {called[1]}(...) cannot be read: only its list and keywords such as "
+            "dtype=... may be inside the parentheses. Or write the list itself, as [[1, 2], [3, 4]]."
+        )
+    if called and stripped.endswith(")"):
+        raise InvalidAnswer(
+            f"{called[1]}(...) is not read: write the vector or matrix itself, as [1, 2] or "
+            "[[1, 2], [3, 4]] (NumPy's array(...) and PyTorch's tensor(...) are read too)."
+        )
+    return text
