@@ -1133,7 +1133,11 @@ def test_the_answer_preview_shows_the_reading_as_you_type_and_costs_nothing(
     with page.expect_navigation():
         page.locator("form.text-form .check-button").click()
     box = page.locator("[data-preview=text]")
-    assert "Read as a 2×2 matrix. Not graded yet: no attempt used." in box.inner_text()
+    # A 2×2 answer to a 3×2 question: read, and said to be of the wrong shape before it is sent.
+    assert (
+        "Read as a 2×2 matrix, but a 3×2 matrix is asked for. Submitted as it is, it would be "
+        "marked incorrect. Not graded yet: no attempt used."
+    ) in box.inner_text()
     assert box.locator("mn").all_text_contents() == ["1", "0.5", "3", "0.4"]
     assert page.locator("#answer-text").input_value() == "1 2/4\n-3 0.4"
     assert row_counts(server) == before and attempts_left(page) == 3
