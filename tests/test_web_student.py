@@ -285,6 +285,24 @@ def test_new_variant_refused_before_finishing(app) -> None:
     assert "Finish this variant first" in text(resp)
 
 
+@pytest.mark.parametrize(
+    "after",
+    ["\u00b2", "\u2460", "9" * 5000, "-1", "1.0", "", "\u0663"],
+    ids=["superscript-2", "circled-1", "5000-digits", "negative", "decimal", "empty", "arabic-3"],
+)
+def test_new_variant_with_a_bad_after_field_is_refused_not_a_500(app, after: str) -> None:
+    # "²" and "①" pass str.isdigit but not int(); 5,000 digits are over int()'s limit: each was
+    # a 500.  Any field that is no variant number reads as none: the unfinished variant refuses.
+    client = student(app)
+    page = text(post_cells(client, TWO, [["0"], ["0"]]))  # a wrong answer: a progress row
+    assert 'attempts left: <strong id="attempts-left">2</strong>' in page
+    resp = client.post(
+        url_of(TWO) + "/new-variant", data={"csrf_token": csrf_from(page), "after": after}
+    )
+    assert resp.status_code == 409
+    assert "Finish this variant first" in text(resp)
+
+
 def test_choice_exercise_uses_labelled_radio_buttons(app) -> None:
     client = student(app)
     v = bank_variant_of(app, "ana", CHOICE)

@@ -163,7 +163,9 @@ def _load_user(alternative_id: str) -> User | None:
     versions) is version 0."""
     uid, _, version = alternative_id.partition(":")
     version = version or "0"
-    if not uid.isdigit() or not version.isdigit() or len(uid) > 12 or len(version) > 12:
+    if not (uid + version).isascii() or not uid.isdigit() or not version.isdigit():
+        return None
+    if len(uid) > 12 or len(version) > 12:
         return None
     user = db.session.scalar(_USER_BY_ID, {"uid": int(uid)})
     if user is None or not user.active or (user.session_version or 0) != int(version):

@@ -248,6 +248,13 @@ def _form_body_is_utf8() -> bool:
     return bool(g.get("form_utf8", True))
 
 
+def _form_number(raw: str) -> int | None:
+    """A form field's positive whole number: ASCII digits, at most 18 of them (every 64-bit id),
+    or None.  (``str.isdigit`` also accepts ``²`` and ``①``, which ``int`` refuses, and ``int``
+    refuses more than 4,300 digits: neither may reach it.)"""
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 19 else None
+
+
 def _posted_variant_id() -> int | None:
     """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
     None when the form did not say (a page older than the field).  Raises ``BadRequest`` for a
@@ -255,12 +262,13 @@ def _posted_variant_id() -> int | None:
     raw = request.form.get("variant")
     if raw is None:
         return None
-    if not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 19):
+    number = _form_number(raw)
+    if number is None:
         raise services.BadRequest(
             "The form does not say which variant it answers (its variant field is not a "
             "variant id); it was not graded and used no attempt. Reload the page and answer again."
         )
-    return int(raw)
+    return number
 
 
 def _previewing() -> bool:
@@ -426,9 +434,9 @@ def new_variant(quiz_id: str, name: str) -> Response | tuple[str, int]:
     except services.Conflict as err:
         # A second click of the same button (the form says after which variant it was shown):
         # the first click made the new variant, so this one lands on it instead of a 409.
-        after = request.form.get("after", "")
+        after = _form_number(request.form.get("after", ""))
         progress = services.get_progress(current_session(), _user(), exercise)
-        if after.isdigit() and progress is not None and progress.current_variant > int(after):
+        if after is not None and progress is not None and progress.current_variant > after:
             return redirect(url_for("student.exercise", quiz_id=quiz_id, name=name))
         return render_exercise(ExerciseRow.of(exercise), error=err.message, status=409)
     flash(
