@@ -151,3 +151,29 @@ def test_new_variants_of_a_revised_kind_are_never_degenerate(name: str) -> None:
     # Revision 1 drew some degenerate variants (which is why the default changed).
     first = [kind.generate(written, np.random.default_rng(s)) for s in range(300)]
     assert not all(well_posed(g.values, g) for g in first), name
+
+
+def test_a_rekeyed_variant_keeps_the_form_it_showed_or_says_why_it_cannot() -> None:
+    """``rekeyed_form`` (a regrade's rule): the form the student answered stays when the new key
+    fits it (labels and wording are display); another type, shape or given cells cannot grade
+    those answers; two free text boxes (no grid shown) take the new key's shape."""
+    from quizapp.bank.loader import rekeyed_form
+    from quizapp.bank.types import AnswerForm
+
+    shown = AnswerForm("matrix", (2, 2), row_labels=["q1", "q2"])
+    key = AnswerForm("matrix", (2, 2), row_labels=["a", "b"])
+    assert rekeyed_form(shown, key) is shown
+    for other, said in [
+        (AnswerForm("matrix", (2, 3)), "a 2×3 matrix"),
+        (AnswerForm("vector", (2,)), "a vector of 2 entries"),
+        (AnswerForm("scalar", ()), "a single number"),
+    ]:
+        with pytest.raises(ValueError, match=f"this version's answer is {said}, but the student"):
+            rekeyed_form(shown, other)
+    given = AnswerForm("partial_matrix", (1, 2), given=[["1", None]])
+    assert rekeyed_form(given, AnswerForm("partial_matrix", (1, 2), given=[["7", None]])) is given
+    with pytest.raises(ValueError, match="with given cells"):
+        rekeyed_form(given, AnswerForm("partial_matrix", (1, 2), given=[[None, "1"]]))
+    free = AnswerForm("vector", (3,), show_shape=False)
+    corrected = AnswerForm("matrix", (3, 1), show_shape=False)
+    assert rekeyed_form(free, corrected) is corrected

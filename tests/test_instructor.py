@@ -511,6 +511,48 @@ def test_regrade_after_fixing_a_wrong_answer_key_uses_the_numbers_each_student_s
     assert again.changed == 0 and again.progress_changes == [] and again.rekeyed == 0
 
 
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [("A", "a 2×3 matrix"), ("sum(transpose(A) @ y)", "a single number")],
+)
+def test_a_new_key_of_another_shape_is_not_regraded_and_the_form_stays(
+    app, key: str, shown: str
+) -> None:
+    """A key whose answer has another shape than the form the student answered (a vector of 3
+    entries) cannot grade those answers: each variant is listed as not regraded, with the
+    reason, in the dry run and the run; no verdict, attempt or form changes.  (The form was
+    replaced by the new key's, so the page showed another grid, and a scalar key turned a
+    graded answer into "invalid" while it kept its attempt.)"""
+    add_user(app, "ana")
+    add_user(app, "ben")
+    values = variant_values(app, "ana", MAPS_BACK)
+    right = np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
+    submit(app, "ana", MAPS_BACK, text_of(right), at(1))
+    submit(app, "ben", MAPS_BACK, "9, 9, 9", at(1))
+    before = stored_submissions(app)
+    with app.app_context():
+        records = {
+            v.id: dict(v.record)
+            for v in db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK))
+        }
+    _edit(app, MAPS_BACK, "answer: transpose(A) @ y", f"answer: {key}")
+    for dry_run in (True, False):
+        with app.app_context():
+            summary = inst.regrade_exercise(db.session, MAPS_BACK, dry_run=dry_run)
+        assert summary.changed == 0 and summary.regraded == 0 and summary.rekeyed == 0
+        assert [u.split(",")[0] for u in summary.unkeyable] == ["ana", "ben"]
+        reason = (
+            f"this version's answer is {shown}, but the student was given a form for a vector "
+            "of 3 entries; answers to that form cannot be graded against it"
+        )
+        assert all(reason in line for line in summary.unkeyable), summary.unkeyable
+        assert stored_submissions(app) == before
+        with app.app_context():
+            now = db.session.scalars(select(Variant).where(Variant.exercise_id == MAPS_BACK))
+            assert {v.id: dict(v.record) for v in now} == records
+    assert "not regraded: ana, variant 1" in summary.text()
+
+
 def test_a_regrade_in_processes_writes_what_one_process_computes(app, monkeypatch) -> None:
     """A large regrade keys and grades its variants in forked processes (``regrade_work``; here
     forced, one variant per task).  On either database the dry run in two processes lists what

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from quizapp.bank.precision import default_tolerance
 from quizapp.bank.schema import ID_RE, ExerciseSpec, QuizSpec, pydantic_errors
 from quizapp.bank.template import TemplateError, render
-from quizapp.bank.types import Kind, KindParams, Part, Variant
+from quizapp.bank.types import AnswerForm, Kind, KindParams, Part, Variant
 from quizapp.bank.validate import check_exercise
 from quizapp.bank.yamlio import BankError, parse_yaml, read_text
 from quizapp.coursetime import parse_zone
@@ -210,9 +210,13 @@ class Exercise:
         answer, answer form, worked solution and detector data computed again from the stored
         values (a corrected ``answer``).  Nothing is drawn.  A multi-part variant keeps each
         part's prompt and hints; its parts' keys (expected values, follow-through expressions,
-        tolerances, points, detectors) are this version's.  Raises ``BankError`` when this
-        version's answer cannot be computed from the stored values (it names a variable the
-        variant does not have) or its parts are not the variant's (a part added or removed).
+        tolerances, points, detectors) are this version's.  The answer form stays the one the
+        student was shown (grid, labels, given cells; :func:`rekeyed_form`).  Raises ``BankError`` when this version's
+        answer cannot be computed from the stored values (it names a variable the variant does
+        not have), its parts are not the variant's (a part added or removed), or its answer
+        does not fit the form the student answered (another type or shape, other given cells:
+        :func:`rekeyed_form`), since answers written for one form cannot be graded against a
+        key of another.
         """
         from dataclasses import replace
 
@@ -253,10 +257,16 @@ class Exercise:
                     f"({', '.join(new) or 'none'}) are not the variant's ({', '.join(old) or 'none'})",
                 )
             parts = self._keyed_parts(generated.parts, stored)
+        try:
+            form = rekeyed_form(stored.answer_form, generated.answer_form)
+        except ValueError as exc:
+            raise BankError(
+                self.path, None, None, f"seed {stored.seed}: the answer key: {exc}"
+            ) from None
         return replace(
             keyed,
             expected=generated.expected,
-            answer_form=generated.answer_form,
+            answer_form=form,
             solution=list(generated.solution),
             context=dict(generated.context),
             detectors=tuple(generated.detectors),
@@ -269,6 +279,17 @@ class Exercise:
         from dataclasses import replace
 
         shown = {p.name: p for p in stored.parts}
+        forms: dict[str, AnswerForm] = {}
+        for part in parts:
+            try:
+                forms[part.name] = rekeyed_form(shown[part.name].answer_form, part.answer_form)
+            except ValueError as exc:
+                raise BankError(
+                    self.path,
+                    None,
+                    None,
+                    f"seed {stored.seed}: part {part.name}'s answer key: {exc}",
+                ) from None
         finished = self._finish_parts(
             [replace(p, prompt="", hints=[]) for p in parts], stored.values, stored.seed
         )
@@ -277,6 +298,7 @@ class Exercise:
                 p,
                 prompt=shown[p.name].prompt,
                 hints=list(shown[p.name].hints),
+                answer_form=forms[p.name],
                 tolerance=self._part_tolerance(part.tolerance, shown[p.name].prompt),
             )
             for part, p in zip(parts, finished, strict=True)
@@ -309,6 +331,55 @@ class Exercise:
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             return BankError(self.path, None, None, f"seed {seed}: {message}")
         return generation_error(exc, self.kind, located, self.path, seed)
+
+
+def _describe_form(form: AnswerForm) -> str:
+    """An answer form in words: ``a 2×3 matrix``, ``a choice of 4 options``."""
+    from quizapp.grading import describe_shape
+
+    if form.type == "choice":
+        return f"a choice of {len(form.choices or [])} options"
+    if form.type == "index":
+        return "a whole number (an index)"
+    if form.type == "point_on_line":
+        return f"{form.count} point(s) on a line"
+    text = describe_shape(tuple(form.shape or ()))
+    return f"{text} with given cells" if form.type == "partial_matrix" else text
+
+
+#: Answer types shown as one free text box when ``show_shape`` is false: the shape is then part
+#: of the question, not of the form, and a corrected key may have another one.
+_FREE_TEXT = frozenset({"scalar", "vector", "matrix"})
+
+
+def rekeyed_form(shown: AnswerForm, key: AnswerForm) -> AnswerForm:
+    """The answer form of a variant re-keyed by a regrade: ``shown`` (the form the student
+    answered: its grid, labels and given cells stay) when the new key's form ``key`` has the
+    same answer type, shape, number of choices or points and given cells; ``key`` when both are
+    one free text box (``show_shape`` false, a scalar, vector or matrix: nothing shown depends on
+    the shape).  Raises ``ValueError`` saying why answers to ``shown`` cannot be graded against
+    ``key`` otherwise.  Used by :meth:`Exercise.rekey`."""
+    if (
+        not shown.show_shape
+        and not key.show_shape
+        and shown.type in _FREE_TEXT
+        and key.type in _FREE_TEXT
+    ):
+        return key
+    blanks = [[c is None for c in row] for row in shown.given or []]
+    key_blanks = [[c is None for c in row] for row in key.given or []]
+    if (
+        shown.type != key.type
+        or tuple(shown.shape or ()) != tuple(key.shape or ())
+        or len(shown.choices or []) != len(key.choices or [])
+        or shown.count != key.count
+        or blanks != key_blanks
+    ):
+        raise ValueError(
+            f"this version's answer is {_describe_form(key)}, but the student was given a form "
+            f"for {_describe_form(shown)}; answers to that form cannot be graded against it"
+        )
+    return shown
 
 
 @dataclass(eq=False)
