@@ -170,6 +170,11 @@ def test_db_downgrade_lists_what_it_undoes_and_asks_first(env: Path) -> None:
     undone = revisions_between("0001", head)
     assert undone and all(r in res.output for r in undone)
     assert "dropped, with their data" in res.output
+    # Past the stored variants: the students' numbers go with them, and the command says so.
+    assert "0002_stored_variants" in undone
+    assert "Warning: undoing 0002_stored_variants drops every variant's stored numbers" in (
+        res.output
+    )
     db_file = env / "instance" / "quizapp.sqlite"
     with sqlite3.connect(db_file) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == head

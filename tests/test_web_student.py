@@ -303,6 +303,17 @@ def test_new_variant_with_a_bad_after_field_is_refused_not_a_500(app, after: str
     assert "Finish this variant first" in text(resp)
 
 
+@pytest.mark.parametrize("via", ["", "banana"], ids=["no-via", "unknown-via"])
+def test_a_typed_answer_to_a_grid_form_without_a_known_via_is_graded(app, via: str) -> None:
+    # The grid form's text box posts via=text; without it (a hand-made or cut-off post) the
+    # typed answer was taken for an empty grid: "Type an answer before submitting."
+    client = student(app)
+    v = bank_variant_of(app, "ana", TWO)
+    x = np.linalg.solve(np.asarray(v.values["A"], float), np.asarray(v.values["y"], float))
+    page = text(post_text(client, TWO, f"{fmt(x[0])}\n{fmt(x[1])}", via=via))
+    assert "✓ correct" in page and "Type an answer" not in page
+
+
 def test_choice_exercise_uses_labelled_radio_buttons(app) -> None:
     client = student(app)
     v = bank_variant_of(app, "ana", CHOICE)

@@ -16,6 +16,10 @@ from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.cli._group import app, main
 from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
+#: The migration that made variants stored facts (migrations/versions/0002_stored_variants.py):
+#: undoing it drops what each student was shown, which ``db downgrade`` warns about.
+STORED_VARIANTS_REVISION = "0002_stored_variants"
+
 
 def _app() -> Any:
     return app()
@@ -399,6 +403,14 @@ def downgrade(revision: str, yes: bool) -> None:
         f"Database at {_where(app)}: revision {before} -> {_revision_name(target)}; undoing "
         f"{', '.join(undo)}."
     )
+    if STORED_VARIANTS_REVISION in undo:
+        click.echo(
+            f"Warning: undoing {STORED_VARIANTS_REVISION} drops every variant's stored numbers, "
+            "answer key and page. A later upgrade draws them again from their seeds with the code "
+            "of that time: a variant drawn by a newer release, or re-keyed by a regrade, may then "
+            "show a student other numbers or the old key. Downgrade only to go back to an older "
+            "release."
+        )
     if not yes:
         click.confirm(
             "The tables and columns these revisions created are dropped, with their data. "

@@ -255,8 +255,9 @@ def read_posted_answer(form: Any, data: Any) -> str | list[list[str]] | None:
 
     ``answer`` (text) wins when the paste box was submitted (``data["via"] == "text"``) or the form
     has no grid; otherwise the grid's ``cell-r-c`` fields, with given cells of a partly filled
-    matrix taken from the exercise, not from the request.  Missing cells are empty strings.
-    Returns None when no answer field was posted at all.
+    matrix taken from the exercise, not from the request.  Missing cells are empty strings.  A
+    post with no box but an ``answer`` (a ``via`` missing or unknown) is that text.  Returns None
+    when no answer field was posted at all.
     """
     shape = grid_shape(form) if form.type != "choice" else None
     if shape is None or data.get("via") == "text":
@@ -277,7 +278,10 @@ def read_posted_answer(form: Any, data: Any) -> str | list[list[str]] | None:
                 any_field = True
             row.append(str(g) if g is not None else (raw or ""))
         grid.append(row)
-    return grid if any_field else None
+    if any_field:
+        return grid
+    value = data.get("answer")  # no box posted: the text, whatever ``via`` says (or if none)
+    return None if value is None else str(value)
 
 
 # --------------------------------------------------------------------------------------------
