@@ -83,7 +83,7 @@ def _preview_agrees(variant) -> None:
             assert preview.message.startswith("Read as"), answer
             # An answer of another shape: the preview says what the verdict will (one rule,
             # quizapp.grading.shape_mismatch) and that it would be marked incorrect.
-            if verdict.message and verdict.message.endswith("is asked for."):
+            if verdict.message and " is asked for." in verdict.message:
                 mismatch = verdict.message.removeprefix("Your answer is ")
                 assert preview.message == (
                     f"Read as {mismatch} Submitted as it is, it would be marked incorrect."

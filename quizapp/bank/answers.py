@@ -624,8 +624,8 @@ def preview_answer(variant: Variant, answer: Answer) -> AnswerPreview:
     values.  An answer of another shape than asked is ``valid`` (a submission would be graded),
     and its message says so and that it would be marked incorrect, as the verdict would
     (``quizapp.grading.shape_mismatch``; STACK's validation reports a wrong matrix size the same
-    way, before grading).  A multi-part answer (part name -> text or grid) is read part by part (blank
-    parts left out).  Never raises for bad input.
+    way, before grading).  A multi-part answer (part name -> text or grid) is read part by part
+    (blank parts left out).  Never raises for bad input.
     """
     if variant.parts:
         return _preview_parts(variant, answer)

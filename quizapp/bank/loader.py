@@ -211,12 +211,12 @@ class Exercise:
         values (a corrected ``answer``).  Nothing is drawn.  A multi-part variant keeps each
         part's prompt and hints; its parts' keys (expected values, follow-through expressions,
         tolerances, points, detectors) are this version's.  The answer form stays the one the
-        student was shown (grid, labels, given cells; :func:`rekeyed_form`).  Raises ``BankError`` when this version's
+        student was shown (grid, labels, given cells).  Raises ``BankError`` when this version's
         answer cannot be computed from the stored values (it names a variable the variant does
-        not have), its parts are not the variant's (a part added or removed), or its answer
-        does not fit the form the student answered (another type or shape, other given cells:
-        :func:`rekeyed_form`), since answers written for one form cannot be graded against a
-        key of another.
+        not have), its parts are not the variant's (a part added or removed), or its answer does
+        not fit the form the student answered (:func:`rekeyed_form`: another type or shape,
+        other given cells), since answers written for one form cannot be graded against a key
+        of another.
         """
         from dataclasses import replace
 

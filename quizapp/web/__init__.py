@@ -163,10 +163,8 @@ def _load_user(alternative_id: str) -> User | None:
     versions) is version 0."""
     uid, _, version = alternative_id.partition(":")
     version = version or "0"
-    if not (uid + version).isascii() or not uid.isdigit() or not version.isdigit():
-        return None
-    if len(uid) > 12 or len(version) > 12:
-        return None
+    if not all(p.isascii() and p.isdigit() and len(p) <= 12 for p in (uid, version)):
+        return None  # (isdigit alone accepts "²", which int() refuses)
     user = db.session.scalar(_USER_BY_ID, {"uid": int(uid)})
     if user is None or not user.active or (user.session_version or 0) != int(version):
         return None

@@ -1,7 +1,7 @@
 """What surrounds an answer copied from elsewhere, taken off before it is read: Markdown code
-fences and backticks (chat, notebooks), arrays as NumPy or PyTorch print them, LaTeX from the slides
-(through :mod:`quizapp.grading.latex`), and a transpose mark after a bracketed vector or matrix
-(``[1 2]'``, ``[1, 2]^T``, ``.T``)."""
+fences and backticks (chat, notebooks), arrays as NumPy or PyTorch print them, LaTeX from the
+slides (through :mod:`quizapp.grading.latex`), and a transpose mark after a bracketed vector or
+matrix (``[1 2]'``, ``[1, 2]^T``, ``.T``)."""
 
 from __future__ import annotations
 
@@ -100,14 +100,15 @@ def _printed_array(text: str) -> str:
         if end is not None and _KEYWORDS.fullmatch(stripped, end + 1):
             return stripped[call.end() : end + 1]
     called = _CALLED.match(stripped)
-    if called and stripped.endswith(")") and call:
+    if called is None or not stripped.endswith(")"):
+        return text
+    if call:  # a known name, with something else than a list and keywords inside
         raise InvalidAnswer(
             f"This {called[1]}(...) cannot be read: only its list and keywords such as "
-            "dtype=... may be inside the parentheses. Or write the list itself, as [[1, 2], [3, 4]]."
+            "dtype=... may be inside the parentheses. Or write the list itself, as "
+            "[[1, 2], [3, 4]]."
         )
-    if called and stripped.endswith(")"):
-        raise InvalidAnswer(
-            f"{called[1]}(...) is not read: write the vector or matrix itself, as [1, 2] or "
-            "[[1, 2], [3, 4]] (NumPy's array(...) and PyTorch's tensor(...) are read too)."
-        )
-    return text
+    raise InvalidAnswer(
+        f"{called[1]}(...) is not read: write the vector or matrix itself, as [1, 2] or "
+        "[[1, 2], [3, 4]] (NumPy's array(...) and PyTorch's tensor(...) are read too)."
+    )
