@@ -77,3 +77,25 @@ def test_page_url_is_url_for_of_a_full_endpoint_name(tmp_path: Path) -> None:
             page_url("static")
         with pytest.raises(BuildError):
             page_url("student.no_such_page")
+
+
+def test_page_url_with_path_values_is_built_per_value_and_mount_point(tmp_path: Path) -> None:
+    # The exercise page's own links (its form, preview, previous and next exercise) take path
+    # values: each (endpoint, values, mount point) is its own URL, quoted as url_for quotes it.
+    app = make_app(tmp_path)
+    page_url = app.jinja_env.globals["page_url"]
+    for base in ("http://localhost/", "http://localhost/q/"):
+        with app.test_request_context("/", base_url=base):
+            root = base.removeprefix("http://localhost").rstrip("/")
+            for quiz_id, name in (("q1", "e1"), ("q1", "e2"), ("a b", "ü/1")):
+                for endpoint in ("student.exercise", "student.submissions", "api.preview"):
+                    built = page_url(endpoint, quiz_id=quiz_id, name=name)
+                    assert built == url_for(endpoint, quiz_id=quiz_id, name=name)
+                    assert built.startswith(f"{root}/")
+            assert page_url("student.exercise", quiz_id="a b", name="e1") == (
+                f"{root}/exercises/a%20b/e1"
+            )
+            with pytest.raises(ValueError, match="as strings"):
+                page_url("student.exercise", quiz_id="q1", name=3)
+            with pytest.raises(BuildError):
+                page_url("student.exercise", quiz_id="q1")

@@ -204,22 +204,31 @@ def _register_template_helpers(app: Flask) -> None:
         """A closing time in the course zone (midnight written as 24:00 of the day it ends)."""
         return coursetime.show_deadline(value, zone)
 
-    @functools.lru_cache(maxsize=256)
-    def _built_page_url(endpoint: str, script_root: str) -> str:
-        return url_for(endpoint)
+    @functools.lru_cache(maxsize=4096)
+    def _built_page_url(
+        endpoint: str, script_root: str, values: tuple[tuple[str, str], ...]
+    ) -> str:
+        return url_for(endpoint, **dict(values))
 
-    def page_url(endpoint: str) -> str:
-        """``url_for(endpoint)`` for a page that takes no arguments (the navigation's links),
-        built once per mount point (``request.script_root``, which a proxy's
-        ``X-Forwarded-Prefix`` can set) and then reused: the URL map and its defaults are fixed
-        once the app serves, and each ``url_for`` costs ~40 us, about 1 % of a page, on the
-        ~10 links every page has (benchmarks/NOTES.md).  ``endpoint`` is a full name
-        (``"student.home"``, not ``".home"``); a static file's URL, which carries its content's
-        hash, still takes ``url_for``.  Raises Werkzeug's ``BuildError`` for an unknown endpoint.
+    def page_url(endpoint: str, **values: str) -> str:
+        """``url_for(endpoint, **values)`` for a page's link, built once per mount point
+        (``request.script_root``, which a proxy's ``X-Forwarded-Prefix`` can set) and values, then
+        reused: the URL map and its defaults are fixed once the app serves, and each ``url_for``
+        costs ~40 us, about 1 % of a page, on the ~10 links every page has and the ~6 an
+        exercise page adds (its form, preview, previous and next: benchmarks/NOTES.md).  The
+        cache keeps the last 4,096 links (a bank's exercises times their few endpoints).
+
+        ``endpoint`` is a full name (``"student.home"``, not ``".home"``); ``values`` are the
+        route's path arguments, as strings (a query string or a static file's URL, which carries
+        its content's hash, still takes ``url_for``).  Raises ``ValueError`` for a relative
+        endpoint, ``static`` or a value that is not a string, and Werkzeug's ``BuildError`` for an
+        unknown endpoint or missing arguments.
         """
         if endpoint.startswith(".") or endpoint == "static":
             raise ValueError(f"page_url takes a full endpoint name, not {endpoint!r}")
-        return _built_page_url(endpoint, request.script_root)
+        if not all(isinstance(v, str) for v in values.values()):
+            raise ValueError(f"page_url takes path values as strings, not {values!r}")
+        return _built_page_url(endpoint, request.script_root, tuple(sorted(values.items())))
 
     app.jinja_env.globals["page_url"] = page_url
 

@@ -172,9 +172,6 @@ def render_exercise(
         # letters, and where the focus goes after a submit.
         "position": services.quiz_position(current_session(), user, exercise),
         "preview": preview,
-        "preview_url": url_for(
-            "api.preview", quiz_id=exercise.quiz_id, name=exercise.id.split("/", 1)[1]
-        ),
         "marked": display.marked_answer(
             form,
             services.decode_raw_answer(current.answer_format, current.raw_answer),
