@@ -208,7 +208,8 @@ def _register_template_helpers(app: Flask) -> None:
     def _built_page_url(
         endpoint: str, script_root: str, values: tuple[tuple[str, str], ...]
     ) -> str:
-        return url_for(endpoint, **dict(values))
+        path_values: dict[str, Any] = dict(values)
+        return url_for(endpoint, **path_values)
 
     def page_url(endpoint: str, **values: str) -> str:
         """``url_for(endpoint, **values)`` for a page's link, built once per mount point
