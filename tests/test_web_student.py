@@ -421,3 +421,56 @@ def test_invalid_cell_in_the_grid_is_highlighted_and_kept(app) -> None:
     assert re.search(r'name="cell-1-1" [^>]*aria-label="[^"]*\(cannot be read\)"', page)
     assert 'name="cell-1-1" value="abc"' in page  # typed values kept
     assert 'id="attempts-left">3</strong>' in page
+
+
+def test_an_answer_to_an_exercise_withdrawn_while_open_is_shown_back(app) -> None:
+    # The instructor archived the exercise while the student had it open: the post is a 404
+    # that grades nothing, and the page gives back what was typed (it is not lost).
+    from quizapp.models import Exercise
+
+    client = student(app)
+    token = csrf_from(client.get(url_of(DECK)).get_data(as_text=True))
+    with app.app_context():
+        db.session.get(Exercise, DECK).archived = True
+        db.session.commit()
+    resp = client.post(url_of(DECK), data={"csrf_token": token, "via": "text", "answer": "2, 5"})
+    page = text(resp)
+    assert resp.status_code == 404 and "There is no such exercise." in page
+    assert "Your answer was not graded" in page and "<pre>2, 5</pre>" in page
+    assert subs(app, DECK) == []
+
+
+def test_an_expired_form_token_gives_the_typed_grid_back(app) -> None:
+    client = student(app)
+    client.get(url_of(DECK))
+    data = {"csrf_token": "expired", "via": "cells", "cell-0-0": "2", "cell-1-0": " "}
+    resp = client.post(url_of(DECK), data=data)
+    page = text(resp)
+    assert resp.status_code == 400 and "security token" in page
+    assert "<pre>[2; ?]</pre>" in page  # row by row, an empty cell as ?
+    assert subs(app, DECK) == []
+    # Any other form's error page shows nothing of what was posted (a password, say).
+    resp = client.post("/login", data={"csrf_token": "x", "username": "ana", "password": "s3cr"})
+    assert resp.status_code == 400 and "s3cr" not in text(resp)
+    assert "Your answer was not graded" not in text(resp)
+
+
+def test_typed_answer_reads_text_cells_and_parts() -> None:
+    from werkzeug.datastructures import MultiDict
+
+    from quizapp.web.display import typed_answer
+
+    assert typed_answer(MultiDict({"answer": " 1/3 ", "via": "text", "cell-0-0": "9"})) == [
+        ("", "1/3")
+    ]
+    cells = {"via": "cells", "cell-0-0": "1", "cell-0-1": "", "cell-1-0": "3", "cell-1-1": "4"}
+    assert typed_answer(MultiDict(cells)) == [("", "[1, ?; 3, 4]")]
+    parts = {
+        "part-a-answer": "2",
+        "part-x-y-cell-0-0": "5",
+        "part-x-y-cell-0-1": "6",
+        "part-x-y-via": "cells",
+        "part-c-answer": " ",
+    }
+    assert typed_answer(MultiDict(parts)) == [("Part a", "2"), ("Part x-y", "[5, 6]")]
+    assert typed_answer(MultiDict({"csrf_token": "t", "answer": "  "})) == []

@@ -618,3 +618,50 @@ def marked_answer(
         for r in range(rows)
     ]
     return MarkedAnswer(kind="grid", grid=out, row_labels=[""] * rows, col_labels=[""] * cols)
+
+
+_CELL_FIELD = re.compile(r"cell-(\d{1,3})-(\d{1,3})")
+_PART_FIELD = re.compile(r"part-(.+?)-(answer|cell-\d{1,3}-\d{1,3})")
+
+
+def typed_answer(data: Any) -> list[tuple[str, str]]:
+    """What a student typed in an exercise's answer form, recovered from posted form ``data`` (a
+    MultiDict) without the exercise: for the error page of a post that was not graded (an expired
+    form token, a withdrawn exercise), so the answer is not lost.
+
+    Returns (label, text) pairs: one with an empty label for a one-answer form (the paste box's
+    ``answer``, or the grid's ``cell-r-c`` fields written as ``[a, b; c, d]`` with ``?`` for an
+    empty cell, whichever the form's ``via`` says was submitted), or one per part of a multi-part
+    form (``part-<name>-...`` fields, labelled ``Part <name>``).  Blank answers are left out.
+    """
+    flat: dict[str, str] = {k: str(v) for k, v in data.items()}
+    by_part: dict[str, dict[str, str]] = {}
+    for key, value in flat.items():
+        m = _PART_FIELD.fullmatch(key)
+        if m:
+            by_part.setdefault(m.group(1), {})[m.group(2)] = value
+    if by_part:
+        out = []
+        for name, fields in by_part.items():
+            text = _typed_one(fields, fields.get("via", flat.get(f"part-{name}-via")))
+            if text:
+                out.append((f"Part {name}", text))
+        return out
+    text = _typed_one(flat, flat.get("via"))
+    return [("", text)] if text else []
+
+
+def _typed_one(fields: dict[str, str], via: str | None) -> str:
+    """One answer's text from its fields (``answer`` and ``cell-r-c``), as :func:`typed_answer`."""
+    cells: dict[tuple[int, int], str] = {}
+    for key, value in fields.items():
+        m = _CELL_FIELD.fullmatch(key)
+        if m:
+            cells[int(m.group(1)), int(m.group(2))] = value.strip()
+    text = fields.get("answer", "").strip()
+    if via == "text" or not any(cells.values()):
+        return text
+    rows = 1 + max(r for r, _ in cells)
+    cols = 1 + max(c for _, c in cells)
+    grid = [[cells.get((r, c)) or "?" for c in range(cols)] for r in range(rows)]
+    return "[" + "; ".join(", ".join(row) for row in grid) + "]"

@@ -43,9 +43,31 @@ def error_response(status: int, message: str | None = None) -> tuple[Response | 
     if wants_json():
         return jsonify({"error": message}), status
     try:
-        return render_template("errors/error.html", status=status, message=message), status
+        return render_template(
+            "errors/error.html", status=status, message=message, typed=_typed_answer()
+        ), status
     except Exception:  # no URL adapter (e.g. an untrusted Host header): plain text
         return Response(message, status=status, mimetype="text/plain"), status
+
+
+#: The endpoints whose form posts a student's answer: an error page answering such a post (an
+#: expired form token, too many requests, an exercise withdrawn while it was open) shows what
+#: was typed, so that it is not lost.
+ANSWER_ENDPOINTS = frozenset({"student.exercise"})
+
+
+def _typed_answer() -> list[tuple[str, str]]:
+    """What the student typed in the answer form this request posted, as (label, text) pairs for
+    the error page (``display.typed_answer``); empty for any other request, or when the body
+    cannot be read (too large, not a form)."""
+    if request.method != "POST" or request.endpoint not in ANSWER_ENDPOINTS:
+        return []
+    from quizapp.web.display import typed_answer
+
+    try:
+        return typed_answer(request.form)
+    except Exception:  # a body that does not parse (413, a bad encoding): nothing to show
+        return []
 
 
 def register(app: Flask) -> None:
