@@ -69,7 +69,8 @@ def check_exercise(
 
     ``authoring`` (a file being written or synced) adds the rules that a text already stored in
     the database must not be refused for once its variants exist: the prompt's stated precision
-    and the tolerance agree (:mod:`quizapp.bank.precision`)."""
+    and the tolerance agree (:mod:`quizapp.bank.precision`), and the kind's own
+    :meth:`~quizapp.bank.types.Kind.authoring_problems` (e.g. multi-head sizes that agree)."""
     errors: list[BankError] = []
     if not isinstance(data, dict):
         what = type(data).__name__ if data is not None else "nothing"
@@ -139,6 +140,10 @@ def check_exercise(
         errors.extend(_check_concepts(data["concepts"], located, file))
     if authoring and spec is not None:
         errors.extend(_check_precision(spec, data, located, file))
+    if authoring and kind is not None and params is not None:
+        for name, message in kind.authoring_problems(params):
+            mark, _found = located.find(("params", name))
+            errors.append(_at(file, mark, f"params.{name}: {message}"))
     # Seed 0 is generated once: the placeholder check and the generation check share it (the
     # kinds are pure functions of params and seed, so a second draw would be the same variant).
     generated: dict[int, Generated] = {}
