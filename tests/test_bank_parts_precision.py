@@ -87,12 +87,12 @@ def test_derived_values_are_known_to_parts() -> None:
         (
             "mistakes:",
             "mistakes:\n  - {code: no_scale, answer: q @ k, message: Divide by sqrt(d).}\n",
-            "with parts:, give a part detectors:",
+            "with parts:, give a part its own mistakes: (or detectors:)",
         ),
         (
             "explanation:",
             "explanation:\n  - {title: Why, text: Because.}\n",
-            "with parts:, explain in each part's prompt or hints",
+            "with parts:, give a part its own explanation:",
         ),
     ],
 )

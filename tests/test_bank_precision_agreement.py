@@ -260,12 +260,16 @@ def _multi_head(v) -> np.ndarray:
 def test_multi_head_seed_2_refuses_the_answer_the_old_tolerance_accepted(bank) -> None:
     v = bank.exercises["05-attention/06-multi-head"].generate(2)
     right = np.round(_multi_head(v), 2)
-    assert right.tolist() == [[0.92, 0.73, 1.66], [-0.99, 0.88, -0.11]]
+    # d_model = 4, 2 heads of d_k = d_v = 2 (the sizes of the paper; seed 2 of the sizes
+    # d_model = 3, d_k = 4, d_v = 1 before them gave [[0.92, 0.73, 1.66], [-0.99, 0.88, -0.11]])
+    assert right.tolist() == [[-3.67, -1.78, -0.06, 3.78], [0.42, 1.35, -1.07, 0.92]]
     text = "[" + "; ".join(" ".join(f"{x:.2f}" for x in row) for row in right) + "]"
     assert grade_answer(v, text).status == "correct"
-    lazy = "[0.90 0.71 1.60; -0.97 0.86 -0.09]"
+    lazy = "[-3.69 -1.80 -0.08 3.76; 0.40 1.33 -1.09 0.90]"
     assert grade_answer(v, lazy).status == "incorrect"
     # The old tolerance accepted it: the reason the rule exists.
     assert cells_close(
-        np.array([[0.90, 0.71, 1.60], [-0.97, 0.86, -0.09]]), right, _relabs(0.02, 0.03)
+        np.array([[-3.69, -1.80, -0.08, 3.76], [0.40, 1.33, -1.09, 0.90]]),
+        right,
+        _relabs(0.02, 0.03),
     ).all()

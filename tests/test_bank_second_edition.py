@@ -239,9 +239,10 @@ def test_multi_head_w_o_maps_back_to_d_model_with_full_rank() -> None:
         v = ex.generate(seed)
         WO = np.asarray(v.values["W_O"], dtype=float)
         X = np.asarray(v.values["X"], dtype=float)
-        assert WO.shape == (2, X.shape[1]), seed  # 2 heads of d_v = 1 back to d_model
-        assert np.linalg.matrix_rank(WO) == 2 and not np.any(np.all(WO == 0, axis=0)), seed
-    assert "d_{\\text{model}} = 3" in v.prompt
+        # 2 heads of d_v = d_model / 2 = 2 back to d_model = 4 (tests/test_bank_multi_head_sizes.py)
+        assert WO.shape == (4, X.shape[1]) == (4, 4), seed
+        assert np.linalg.matrix_rank(WO) == 4 and not np.any(np.all(WO == 0, axis=0)), seed
+    assert "d_{\\text{model}} = 4" in v.prompt
 
 
 def test_wording_fixes() -> None:

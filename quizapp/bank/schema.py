@@ -235,55 +235,6 @@ class AnswerFormSpec(_Strict):
         return v
 
 
-class PartSpec(_Strict):
-    """One part of a multi-part ``expression`` exercise (``parts:``, see docs/multi-part.md).
-
-    ``answer`` is an expression over the variables and the names of EARLIER parts (a part that
-    names one is graded with follow-through).  ``points`` is the part's share of the exercise's
-    points (parts that leave it out share what the others leave); ``tolerance``,
-    ``answer_form`` and ``hints`` as for a whole exercise (the exercise's tolerance by default);
-    ``follow_through_credit`` (0 to 1) overrides the exercise's; ``detectors`` names the mistakes
-    of a built-in kind to recognise, with expressions for that kind's inputs
-    (``{attention: {Q: Q, K: K, ask: weights}}``, see ``quizapp.bank.parts.DETECTOR_FAMILIES``).
-    """
-
-    name: str = Field(min_length=1, max_length=40)
-    prompt: str = ""
-    answer: str
-    answer_form: AnswerFormSpec | None = None
-    tolerance: ToleranceSpec | None = None
-    points: int | None = Field(default=None, ge=0, le=1000, strict=True)
-    hints: list[str] = Field(default_factory=list)
-    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
-    detectors: dict[str, dict[str, Any]] | None = None
-
-    @field_validator("answer", mode="before")
-    @classmethod
-    def _number_as_text(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not NAME_RE.match(v) or v.startswith("_"):
-            raise ValueError(
-                f"a part's name is a letter followed by letters, digits or _, got {v!r}"
-            )
-        return v
-
-    @field_validator("detectors")
-    @classmethod
-    def _detectors(cls, v: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
-        if v is None:
-            return v
-        from quizapp.bank.parts import detector_spec_problem
-
-        problem = detector_spec_problem(v)
-        if problem:
-            raise ValueError(problem)
-        return v
-
-
 class MistakeSpec(_Strict):
     """One named mistake of an ``expression`` exercise: its ``code`` (counted for the
     instructor), the ``answer`` expression the mistake produces, and the ``message`` shown to a
@@ -313,6 +264,71 @@ class ExplanationSpec(_Strict):
 
     title: str = Field(min_length=1, max_length=120)
     text: str = Field(min_length=1, max_length=MAX_HINT_CHARS)
+
+
+class PartSpec(_Strict):
+    """One part of a multi-part ``expression`` exercise (``parts:``, see docs/multi-part.md).
+
+    ``answer`` is an expression over the variables and the names of EARLIER parts (a part that
+    names one is graded with follow-through).  ``points`` is the part's share of the exercise's
+    points (parts that leave it out share what the others leave); ``tolerance``,
+    ``answer_form`` and ``hints`` as for a whole exercise (the exercise's tolerance by default);
+    ``follow_through_credit`` (0 to 1) overrides the exercise's; ``detectors`` names the mistakes
+    of a built-in kind to recognise, with expressions for that kind's inputs
+    (``{attention: {Q: Q, K: K, ask: weights}}``, see ``quizapp.bank.parts.DETECTOR_FAMILIES``);
+    ``mistakes`` and ``explanation`` as for one answer, the part's own.
+    """
+
+    name: str = Field(min_length=1, max_length=40)
+    prompt: str = ""
+    answer: str
+    answer_form: AnswerFormSpec | None = None
+    tolerance: ToleranceSpec | None = None
+    points: int | None = Field(default=None, ge=0, le=1000, strict=True)
+    hints: list[str] = Field(default_factory=list)
+    follow_through_credit: float | None = Field(default=None, ge=0, le=1)
+    detectors: dict[str, dict[str, Any]] | None = None
+    #: The part's own named mistakes (as ``mistakes:`` of one answer, over the variables and
+    #: the earlier parts' true values); one that gives the part's answer in a variant is not
+    #: named in it, and nothing is drawn again for them.
+    mistakes: list[MistakeSpec] = Field(default_factory=list, max_length=MAX_HINTS)
+    #: Steps the author writes at the head of the part's worked solution.
+    explanation: list[ExplanationSpec] = Field(default_factory=list, max_length=MAX_HINTS)
+
+    @field_validator("mistakes")
+    @classmethod
+    def _distinct_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
+        codes = [m.code for m in v]
+        twice = sorted({c for c in codes if codes.count(c) > 1})
+        if twice:
+            raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
+        return v
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v) or v.startswith("_"):
+            raise ValueError(
+                f"a part's name is a letter followed by letters, digits or _, got {v!r}"
+            )
+        return v
+
+    @field_validator("detectors")
+    @classmethod
+    def _detectors(cls, v: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+        if v is None:
+            return v
+        from quizapp.bank.parts import detector_spec_problem
+
+        problem = detector_spec_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
 
 
 class ExpressionSpec(KindParams):
@@ -360,12 +376,13 @@ class ExpressionSpec(KindParams):
             raise ValueError("kind expression needs an 'answer:' expression (or parts:)")
         if self.parts and self.mistakes:
             raise ValueError(
-                "mistakes: name the mistakes of one answer; with parts:, give a part detectors:"
+                "mistakes: name the mistakes of one answer; with parts:, give a part its own "
+                "mistakes: (or detectors:)"
             )
         if self.parts and self.explanation:
             raise ValueError(
-                "explanation: heads the worked solution of one answer; with parts:, explain in "
-                "each part's prompt or hints"
+                "explanation: heads the worked solution of one answer; with parts:, give a part "
+                "its own explanation:"
             )
         return self
 

@@ -212,6 +212,13 @@ class Kind(ABC):
             return p
         return self.Params.model_validate({**p.model_dump(exclude_unset=True), **update})
 
+    def authoring_problems(self, params: KindParams) -> list[tuple[str, str]]:
+        """The rules a file being written or synced must meet beyond its params' schema, as
+        ``(param, message)`` pairs (``quizapp validate`` reports each at that param's line).
+        A text already stored is never refused for them (its variants exist): they are checked
+        only while authoring (``quizapp.bank.validate.check_exercise``).  Default: none."""
+        return []
+
     def solve(self, params: KindParams, values: dict[str, Any]) -> Generated | None:
         """The expected answer, answer form, solution and detector data for ``values`` already
         drawn (a stored variant's), under ``params``; None when the kind computes its answer

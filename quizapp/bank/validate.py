@@ -69,7 +69,8 @@ def check_exercise(
 
     ``authoring`` (a file being written or synced) adds the rules that a text already stored in
     the database must not be refused for once its variants exist: the prompt's stated precision
-    and the tolerance agree (:mod:`quizapp.bank.precision`)."""
+    and the tolerance agree (:mod:`quizapp.bank.precision`), and the kind's own
+    :meth:`~quizapp.bank.types.Kind.authoring_problems` (e.g. multi-head sizes that agree)."""
     errors: list[BankError] = []
     if not isinstance(data, dict):
         what = type(data).__name__ if data is not None else "nothing"
@@ -139,6 +140,10 @@ def check_exercise(
         errors.extend(_check_concepts(data["concepts"], located, file))
     if authoring and spec is not None:
         errors.extend(_check_precision(spec, data, located, file))
+    if authoring and kind is not None and params is not None:
+        for name, message in kind.authoring_problems(params):
+            mark, _found = located.find(("params", name))
+            errors.append(_at(file, mark, f"params.{name}: {message}"))
     # Seed 0 is generated once: the placeholder check and the generation check share it (the
     # kinds are pure functions of params and seed, so a second draw would be the same variant).
     generated: dict[int, Generated] = {}
@@ -158,9 +163,10 @@ def check_exercise(
 #: own), with what to do instead.
 _ONE_ANSWER_FIELDS = {
     "answer_form": "with parts:, give each part its own answer_form",
-    "mistakes": "name the mistakes of one answer; with parts:, give a part detectors:",
-    "explanation": "heads the worked solution of one answer; with parts:, explain in each "
-    "part's prompt or hints",
+    "mistakes": "name the mistakes of one answer; with parts:, give a part its own mistakes: "
+    "(or detectors:)",
+    "explanation": "heads the worked solution of one answer; with parts:, give a part its own "
+    "explanation:",
 }
 
 
@@ -350,14 +356,22 @@ def _part_expressions(
         if "answer" in item:
             mark = here.values.get("answer", here.start)
             exprs.append((f"parts[{i + 1}].answer", item["answer"], mark, all_names))
+        earlier = (
+            [n for _, n, _ in names[:-1]] if isinstance(name, str) else [n for _, n, _ in names]
+        )
         detectors = item.get("detectors")
         if isinstance(detectors, dict):
-            earlier = (
-                [n for _, n, _ in names[:-1]] if isinstance(name, str) else [n for _, n, _ in names]
-            )
             mark = here.values.get("detectors", here.start)
             for label, text in detector_expressions(detectors):
                 exprs.append((f"parts[{i + 1}].detectors.{label}", text, mark, earlier))
+        mistakes, mistakes_loc = item.get("mistakes"), here.children.get("mistakes")
+        if isinstance(mistakes, list):
+            for j, mistake in enumerate(mistakes):
+                at = mistakes_loc.children.get(j) if mistakes_loc else None
+                if isinstance(mistake, dict) and "answer" in mistake:
+                    mark = at.values.get("answer", here.start) if at else here.start
+                    label = f"parts[{i + 1}].mistakes[{j + 1}].answer"
+                    exprs.append((label, mistake["answer"], mark, earlier))
     return exprs, names
 
 
@@ -606,6 +620,21 @@ def template_texts(
                     here.styles.get("prompt"),
                 )
             )
+        for field, key in (("explanation", "text"), ("mistakes", "message")):
+            items_loc = here.children.get(field)
+            if not isinstance(item.get(field), list) or items_loc is None:
+                continue
+            for j, entry in enumerate(item[field]):
+                at = items_loc.children.get(j)
+                if isinstance(entry, dict) and isinstance(entry.get(key), str) and at:
+                    texts.append(
+                        (
+                            f"parts[{i + 1}].{field}[{j + 1}].{key}",
+                            entry[key],
+                            at.values.get(key, at.start),
+                            at.styles.get(key),
+                        )
+                    )
         part_hints = here.children.get("hints")
         if isinstance(item.get("hints"), list) and part_hints is not None:
             for j, hint in enumerate(item["hints"]):

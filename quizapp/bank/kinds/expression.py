@@ -48,6 +48,7 @@ from quizapp.bank.schema import (
     MAX_VARIABLE_CELLS,
     MAX_VARIABLE_DIM,
     ExpressionSpec,
+    MistakeSpec,
     PartSpec,
     VariableSpec,
 )
@@ -315,15 +316,40 @@ def _position_note(text: str, expected: Any, values: dict[str, Any] | None) -> s
     return f": the {word} entry of ${vector}$ is entry {int(round(float(expected)))}"
 
 
-def _explanation(params: ExpressionSpec, values: dict[str, Any]) -> list[SolutionStep]:
-    """The author's ``explanation`` steps, their texts rendered on ``values``."""
+def _explanation(
+    params: ExpressionSpec | PartSpec,
+    values: dict[str, Any],
+    where: tuple[Any, ...] = ("explanation",),
+) -> list[SolutionStep]:
+    """The author's ``explanation`` steps (of the exercise or of one part, at ``where``), their
+    texts rendered on ``values``."""
     explained = []
     for i, step in enumerate(params.explanation):
         try:
             explained.append(SolutionStep(step.title, render(step.text, values)))
         except TemplateError as exc:
-            raise _blame(exc, "explanation", i) from exc
+            raise _blame(exc, *where, i) from exc
     return explained
+
+
+def _named_mistakes(
+    mistakes: list[MistakeSpec], expected: Any, values: dict[str, Any], where: tuple[Any, ...]
+) -> list[tuple[str, np.ndarray, str]]:
+    """``(code, value, message)`` of every named mistake (of the exercise or of one part, at
+    ``where``) whose value on ``values`` differs from ``expected``: a mistake that gives the
+    answer is not named."""
+    named = []
+    for i, m in enumerate(mistakes):
+        try:
+            wrong = np.asarray(evaluate(compile_expression(m.answer), values), float)
+            message = render(m.message, values)
+        except TemplateError as exc:
+            raise _blame(exc, *where, i) from exc
+        except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
+            raise _blame(_generation_error(exc), *where, i) from exc
+        if distinct(expected, wrong):
+            named.append((m.code, wrong, message))
+    return named
 
 
 @register_kind
@@ -440,6 +466,16 @@ class ExpressionKind(Kind):
                     context, detectors = detector_context(spec.detectors, env, expected)
                 except Exception as exc:  # noqa: BLE001 - reported at the part's detectors
                     raise _blame(_generation_error(exc), "parts", i, "detectors") from exc
+            if spec.mistakes:
+                context = {
+                    **context,
+                    "authored_mistakes": _named_mistakes(
+                        spec.mistakes, expected, env, ("parts", i, "mistakes")
+                    ),
+                }
+                detectors = (*detectors, "authored")
+            if spec.explanation:
+                steps = _explanation(spec, env, ("parts", i, "explanation")) + steps
             parts.append(
                 Part(
                     name=spec.name,
@@ -525,18 +561,9 @@ class ExpressionKind(Kind):
         context["answer_expression"] = answer.text
         detectors: tuple[str, ...] = ()
         if params.mistakes:
-            named = []
-            for i, m in enumerate(params.mistakes):
-                try:
-                    wrong = np.asarray(evaluate(compile_expression(m.answer), values), float)
-                    message = render(m.message, values)
-                except TemplateError as exc:
-                    raise _blame(exc, "mistakes", i) from exc
-                except Exception as exc:  # noqa: BLE001 - reported at the mistake's line
-                    raise _blame(_generation_error(exc), "mistakes", i) from exc
-                if distinct(expected, wrong):  # a mistake that gives the answer is not named
-                    named.append((m.code, wrong, message))
-            context["authored_mistakes"] = named
+            context["authored_mistakes"] = _named_mistakes(
+                params.mistakes, expected, values, ("mistakes",)
+            )
             detectors = ("authored",)
         return Generated(
             values=values,

@@ -43,7 +43,9 @@ OPTIONAL_MULTI_HEAD: tuple[str, ...] = get_args(GuardCode)
 class MultiHeadAttention(Kind):
     """Multi-head self-attention (Vaswani et al. 2017, section 3.2.2).
 
-    ``W_Q``, ``W_K`` are ``(d_model, heads * d_k)`` and ``W_V`` is ``(d_model, heads * d_v)``; head
+    ``W_Q``, ``W_K`` are ``(d_model, heads * d_k)`` and ``W_V`` is ``(d_model, heads * d_v)``
+    (a file being written must have ``d_k = d_v = d_model / heads``, as the paper does:
+    :meth:`authoring_problems`; the defaults are release 0.1's sizes, kept for its texts); head
     ``i`` uses column block ``i`` (the split).  Each head computes attention with its own ``d_k``,
     the heads are concatenated side by side and multiplied by ``W_O`` ``(heads * d_v, d_out)``.
     ``ask``: ``concat`` (the concatenated heads) or ``output``.  Values: ``X``, ``W_Q``, ``W_K``,
@@ -100,6 +102,48 @@ class MultiHeadAttention(Kind):
             if guard and info.data.get("heads") == 1:  # reported at guard's own line
                 raise ValueError("the multi-head mistakes need at least 2 heads (heads: 1)")
             return guard
+
+    def authoring_problems(self, params: KindParams) -> list[tuple[str, str]]:
+        """The sizes of the model (Vaswani et al. 2017, section 3.2.2): ``d_k = d_v = d_model /
+        heads``, so ``W_Q``, ``W_K``, ``W_V`` are ``d_model x d_model`` (split into ``heads``
+        blocks of ``d_k`` columns), and ``W_O`` (``heads * d_v`` rows) maps back to ``d_model``
+        columns.  Checked for a file being written or synced only: the texts written before
+        (``d_model: 3, heads: 2, d_k: 4``) stay readable where their variants are stored."""
+        p = _p(self, params)
+        set_ = p.model_fields_set
+
+        def shown(name: str) -> str:
+            value = getattr(p, name)
+            return f"{name} = {value}" + ("" if name in set_ else " (the default)")
+
+        out: list[tuple[str, str]] = []
+        per_head = p.d_model // p.heads if p.d_model % p.heads == 0 else None
+        fix = (
+            f"write {{}}: {per_head}"
+            if per_head is not None
+            else f"choose a d_model that heads = {p.heads} divides (e.g. d_model: {2 * p.heads})"
+        )
+        for name in ("d_k", "d_v"):
+            if getattr(p, name) * p.heads != p.d_model:
+                out.append(
+                    (
+                        name,
+                        f"{shown(name)} with {shown('heads')} and {shown('d_model')}: each "
+                        f"head has {name} = d_model / heads (Vaswani et al. 2017, section "
+                        "3.2.2), so that W_Q, W_K and W_V are d_model x d_model and split into "
+                        f"heads blocks of {name} columns; {fix.format(name)}",
+                    )
+                )
+        if p.d_out is not None and p.d_out != p.d_model:
+            out.append(
+                (
+                    "d_out",
+                    f"{shown('d_out')} with {shown('d_model')}: W_O maps the concatenated heads "
+                    "back to d_model columns, so that the output can be added to X; leave d_out "
+                    f"out or write d_out: {p.d_model}",
+                )
+            )
+        return out
 
     def generate(self, params: KindParams, rng: np.random.Generator) -> Generated:
         p = _p(self, params)
