@@ -118,9 +118,15 @@ def test_expression_solutions_are_math(exercise_id: str) -> None:
                 assert "math-error" not in html and "<code" not in html, (exercise_id, text)
         # each computed intermediate step is named by its formula (the author's explanation
         # steps, which come first, by their own titles)
-        if variant.parts:  # each part's steps likewise, ending with the part's answer
-            for part in variant.parts:
-                for step in part.solution[:-1]:
+        if variant.parts:  # each part's steps likewise (after its author's explanation steps),
+            # ending with the part's answer
+            specs = BANK.exercises[exercise_id].params.parts
+            for part, spec in zip(variant.parts, specs, strict=True):
+                explained = len(spec.explanation)
+                assert [s.title for s in part.solution[:explained]] == [
+                    e.title for e in spec.explanation
+                ], exercise_id
+                for step in part.solution[explained:-1]:
                     assert "<math" in render_markdown(step.title), (exercise_id, step.title)
                 assert part.solution[-1].title == "Answer"
             continue
