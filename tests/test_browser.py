@@ -630,6 +630,8 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 MULTI_HEAD = "05-attention/06-multi-head"
+#: A prompt whose formula is wider than a 390 px phone (it scrolls in its own box).
+WIDE_AT_390 = "04-retrieval-and-softmax/10-why-sqrt-d"
 CHOICE = "02-matrices-and-maps/03-which-is-linear"
 FILL = "05-attention/08-fill-in-weights"
 EXPRESSION = "05-attention/10-attention-expression"
@@ -896,7 +898,8 @@ def test_every_part_of_every_prompt_is_reachable_from_320_px_up(
     worked solution shown: nothing is cut off or widens the page; what is wider than the screen
     sits in a box that scrolls sideways, is reachable by the keyboard (focusable, or holding the
     inputs), is labelled and shows a cue.  At 1280 px the multi-head prompt needs no scrolling
-    at all; at 390 px its box scrolls with the arrow keys."""
+    at all; at 390 px a formula wider than the phone (``WIDE_AT_390``) scrolls with the arrow
+    keys."""
     server = sweep_server
     make_student(server, "lay")
     make_student(server, "laydone")
@@ -940,8 +943,8 @@ def test_every_part_of_every_prompt_is_reachable_from_320_px_up(
                         and box["x"] + box["width"] <= card["x"] + card["width"]
                     )
                 shot(page, server, "21-multi-head-1280px")
-            if width == 390 and eid == MULTI_HEAD:
-                shot(page, server, "22-multi-head-390px")
+            if width == 390 and eid == WIDE_AT_390:
+                shot(page, server, "22-wide-formula-390px")
                 box = page.locator(".math-display.scrolls").first
                 assert box.get_attribute("role") == "region"
                 # Tab reaches the box, and the arrow keys scroll it.
@@ -956,7 +959,7 @@ def test_every_part_of_every_prompt_is_reachable_from_320_px_up(
                     page.keyboard.press("ArrowRight")
                 page.wait_for_timeout(300)
                 assert page.evaluate("document.activeElement.scrollLeft") > 0
-                shot(page, server, "23-multi-head-390px-scrolled-by-keyboard")
+                shot(page, server, "23-wide-formula-390px-scrolled-by-keyboard")
             if width == 320 and user == "laydone" and eid == "05-attention/03-self-attention":
                 shot(page, server, "24-self-attention-solution-320px")
         ctx.close()
