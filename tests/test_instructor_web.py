@@ -547,3 +547,52 @@ def test_preview_shows_the_choices_of_a_multiple_choice_exercise(app) -> None:
         data={"csrf_token": token, "answer": letter},
     )
     assert "<strong>correct</strong>" in _page(right)
+
+
+def test_the_apply_button_applies_only_the_dry_run_it_was_shown_with(app) -> None:
+    # The instructor reviews a dry run; before they press "apply", another student submits an
+    # answer the new key grades otherwise: the apply writes nothing and shows the new plan.
+    from test_instructor_support import sync
+
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    text = path.read_text().replace(
+        "Give exact values.", "Give each value to 2 significant figures."
+    )
+    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
+    sync(app)
+    add_user(app, "ana")
+    add_user(app, "ben")
+    submit(app, "ana", DECK, "2.01, 5", at(1))  # correct to 2 significant figures
+    tight = text.replace("2 significant figures", "7 significant figures")
+    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
+    prof = instructor(app)
+    token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))
+    sync(app)
+    dry = _page(prof.post(DECK_URL + "/regrade", data={"csrf_token": token, "dry_run": "1"}))
+    assert "1 verdicts would change" in dry
+    reviewed = re.search(r'name="reviewed" value="([0-9a-f]{32})"', dry)
+    assert reviewed is not None
+    # Between the dry run and the click, ben answers under the loose version (a sync back and
+    # forth): the regrade now has two verdicts to change, not the one reviewed.
+    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
+    sync(app)
+    submit(app, "ben", DECK, "2.01, 5", at(2))
+    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
+    sync(app)
+    stale = prof.post(
+        DECK_URL + "/regrade", data={"csrf_token": token, "reviewed": reviewed.group(1)}
+    )
+    body = _page(stale)
+    assert stale.status_code == 200 and "Nothing was regraded" in body
+    assert "2 verdicts would change" in body and "Regrade now: apply these changes" in body
+    assert [s["status"] for s in stored_submissions(app)] == ["correct", "correct"]
+    with app.app_context():
+        assert db.session.scalar(select(func.count(Regrade.id))) == 0
+    # Applying the new dry run's plan writes it.
+    again = re.search(r'name="reviewed" value="([0-9a-f]{32})"', body)
+    assert again is not None and again.group(1) != reviewed.group(1)
+    done = _page(
+        prof.post(DECK_URL + "/regrade", data={"csrf_token": token, "reviewed": again.group(1)})
+    )
+    assert "Regraded" in done and "2 verdicts changed" in done
+    assert [s["status"] for s in stored_submissions(app)] == ["partial", "partial"]

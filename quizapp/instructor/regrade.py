@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -101,9 +101,37 @@ class RegradeSummary:
     #: are left as they were
     unkeyable: list[str] = field(default_factory=list)
 
+    #: an apply whose plan was no longer the reviewed dry run's (``regrade_exercise``'s
+    #: ``reviewed``): nothing was written, and this summary is the new dry run
+    stale: bool = False
+
     @property
     def changed(self) -> int:
         return len(self.changes)
+
+    def plan_digest(self) -> str:
+        """A digest of what the regrade changes: the version, each changed submission's new
+        verdict, each student's new points, the variants re-keyed and those it cannot key.  A
+        dry run and the regrade that applies it have the same digest when nothing happened in
+        between (no sync, no submission, no other regrade)."""
+        import hashlib
+        import json
+
+        plan = [
+            self.version_hash,
+            sorted(
+                (c.submission_id, c.new_status, round(c.new_score, 9), list(c.new_mistakes))
+                for c in self.changes
+            ),
+            sorted(
+                (p.user_id, round(p.new_best_points, 9), p.new_solved)
+                for p in self.progress_changes
+            ),
+            self.regraded,
+            self.rekeyed,
+            sorted(self.unkeyable),
+        ]
+        return hashlib.sha256(json.dumps(plan).encode()).hexdigest()[:32]
 
     @property
     def unchanged(self) -> int:
@@ -193,6 +221,7 @@ def regrade_exercise(
     dry_run: bool = False,
     started_by: User | None = None,
     workers: int | None = None,
+    reviewed: str | None = None,
 ) -> RegradeSummary:
     """Grade every stored submission of ``exercise_id`` again, against the numbers each student
     saw, with the answer key of the exercise's current version.
@@ -222,7 +251,12 @@ def regrade_exercise(
     ``dry_run`` computes the same summary (every verdict that would change, per student) and
     rolls everything back.  ``workers``: how many processes key and grade the variants
     (``regrade_work.key_and_grade_all``; None: one per core for a large regrade, the same
-    results as one).  Raises ``services.NotFound`` for an unknown exercise or one without a
+    results as one).
+
+    ``reviewed``: the :meth:`RegradeSummary.plan_digest` of the dry run an instructor
+    reviewed; when the regrade would now change anything else (a sync, a submission or another
+    regrade in between), nothing is written and the new dry run is returned with ``stale`` set.
+    Raises ``services.NotFound`` for an unknown exercise or one without a
     synced version, ``services.Unavailable`` when the current version does not load.
     """
     from quizapp.bank import BankError
@@ -249,6 +283,11 @@ def regrade_exercise(
             started_by_id,
             workers,
         )
+        if not dry_run and reviewed is not None and summary.plan_digest() != reviewed:
+            # Something changed since the dry run the instructor reviewed: write nothing and
+            # show what the regrade would do now.
+            session.rollback()
+            return replace(summary, dry_run=True, regrade_id=None, stale=True)
         if dry_run:
             session.rollback()
         else:

@@ -348,7 +348,11 @@ def regrade(quiz_id: str, name: str) -> tuple[str, int]:
     if not form.validate_on_submit():
         abort(400, "The form's security token is missing or expired; reload the page.")
     dry_run = request.form.get("dry_run") == "1"
-    summary = inst.regrade_exercise(current_session(), ex.id, dry_run=dry_run, started_by=_me())
+    # The apply button of a dry run posts its plan's digest: the regrade writes only that plan.
+    reviewed = request.form.get("reviewed") or None
+    summary = inst.regrade_exercise(
+        current_session(), ex.id, dry_run=dry_run, started_by=_me(), reviewed=reviewed
+    )
     return render_template("instructor/regrade.html", ex=ex, summary=summary), 200
 
 
