@@ -56,6 +56,7 @@ def _instructor_urls(app, student_id: int) -> list[tuple[str, str]]:
         "name": "05-deck-system",
         "user_id": student_id,
         "regrade_id": 1,
+        "variant_id": 1,
     }
     out = []
     with app.test_request_context():
@@ -71,6 +72,7 @@ def _instructor_urls(app, student_id: int) -> list[tuple[str, str]]:
 
 def test_every_instructor_route_requires_the_instructor_role(app) -> None:
     sid = add_user(app, "ana")
+    submit(app, "ana", DECK, "2, 5", at(1))  # variant 1 exists, so its page has something
     with app.app_context():  # regrade 1 exists, so its page has something to show
         assert inst.regrade_exercise(db.session, DECK).regrade_id == 1
     routes = _instructor_urls(app, sid)
@@ -596,3 +598,33 @@ def test_the_apply_button_applies_only_the_dry_run_it_was_shown_with(app) -> Non
     )
     assert "Regraded" in done and "2 verdicts changed" in done
     assert [s["status"] for s in stored_submissions(app)] == ["partial", "partial"]
+
+
+def test_a_students_variant_is_shown_to_the_instructor_as_stored_after_a_sync(app) -> None:
+    # The deck system's right-hand side edited from (15, 16) to (15, 23): the student's
+    # variant, linked from their page, still shows 16 and the key (2, 5); the current
+    # version's preview of the same seed shows 23.
+    from test_instructor_support import sync
+
+    add_user(app, "ana")
+    submit(app, "ana", DECK, "2, 5", at(1))
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    text = path.read_text()
+    assert "y: [15, 16]" in text
+    path.write_text(text.replace("y: [15, 16]", "y: [15, 23]"), encoding="utf-8")
+    sync(app)
+    prof = instructor(app)
+    with app.app_context():
+        ana = db.session.scalar(select(User).where(User.username == "ana"))
+        assert ana is not None
+        ana_id = ana.id
+    student_page = prof.get(f"/instructor/students/{ana_id}").get_data(as_text=True)
+    link = re.search(r'href="(/instructor/variants/\d+)">as shown</a>', student_page)
+    assert link is not None
+    shown = _page(prof.get(link.group(1)))
+    assert "<mn>16</mn>" in shown and "<mn>23</mn>" not in shown
+    assert "As typed: <code>[2.0, 5.0]</code>" in shown  # the stored key: x = 2, y = 5
+    preview = re.search(r'href="([^"]*/preview\?seed=\d+)"', shown)
+    assert preview is not None
+    assert "<mn>23</mn>" in _page(prof.get(html.unescape(preview.group(1))))
+    assert prof.get("/instructor/variants/999999").status_code == 404

@@ -356,6 +356,26 @@ def regrade(quiz_id: str, name: str) -> tuple[str, int]:
     return render_template("instructor/regrade.html", ex=ex, summary=summary), 200
 
 
+@bp.route("/variants/<int:variant_id>")
+def variant(variant_id: int) -> str:
+    """A student's variant as it was stored when it was created and shown to them (prompt,
+    hints, parts, expected answer and worked solution: ``variants.page``), whatever was synced
+    since; the seed's preview (``preview``) draws the exercise's current version instead."""
+    from quizapp.models import Variant
+
+    row = db.session.get(Variant, variant_id)
+    if row is None:
+        abort(404, "There is no such variant.")
+    ex = services.get_exercise(current_session(), row.exercise_id, include_archived=True)
+    return render_template(
+        "instructor/variant.html",
+        ex=ex,
+        variant=row,
+        student=db.session.get(User, row.user_id),
+        page=page_markup(row.page),
+    )
+
+
 @bp.route("/regrades/<int:regrade_id>")
 def regrade_run(regrade_id: int) -> str:
     """A past regrade's stored summary."""
