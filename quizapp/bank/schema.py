@@ -257,6 +257,17 @@ class MistakeSpec(_Strict):
         return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
+def distinct_mistake_codes(mistakes: list[MistakeSpec]) -> list[MistakeSpec]:
+    """``mistakes`` (of one answer or of one part) when their codes differ; raises
+    ``ValueError`` naming a code listed twice (each code is counted on its own for the
+    instructor)."""
+    codes = [m.code for m in mistakes]
+    twice = sorted({c for c in codes if codes.count(c) > 1})
+    if twice:
+        raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
+    return mistakes
+
+
 class ExplanationSpec(_Strict):
     """One step of explanation an ``expression`` exercise's author adds to the worked solution:
     a plain-text ``title`` and a Markdown ``text`` (placeholders of variables and derived
@@ -298,11 +309,7 @@ class PartSpec(_Strict):
     @field_validator("mistakes")
     @classmethod
     def _distinct_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
-        codes = [m.code for m in v]
-        twice = sorted({c for c in codes if codes.count(c) > 1})
-        if twice:
-            raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
-        return v
+        return distinct_mistake_codes(v)
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -362,11 +369,7 @@ class ExpressionSpec(KindParams):
     @field_validator("mistakes")
     @classmethod
     def _unique_codes(cls, v: list[MistakeSpec]) -> list[MistakeSpec]:
-        codes = [m.code for m in v]
-        twice = sorted({c for c in codes if codes.count(c) > 1})
-        if twice:
-            raise ValueError(f"mistake codes must differ; {', '.join(twice)} is listed twice")
-        return v
+        return distinct_mistake_codes(v)
 
     @model_validator(mode="after")
     def _answer_or_parts(self) -> ExpressionSpec:

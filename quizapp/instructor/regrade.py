@@ -3,6 +3,8 @@ previous verdicts in history, in one transaction."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -114,9 +116,6 @@ class RegradeSummary:
         verdict, each student's new points, the variants re-keyed and those it cannot key.  A
         dry run and the regrade that applies it have the same digest when nothing happened in
         between (no sync, no submission, no other regrade)."""
-        import hashlib
-        import json
-
         plan = [
             self.version_hash,
             sorted(
