@@ -275,23 +275,27 @@ def test_excusal_buttons_change_the_gradebook(app) -> None:
         assert db.session.scalar(select(func.count(Excusal.id))) == 0
 
 
-def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
+def _deck_at(app, figures: int) -> None:
+    """The deck system's prompt and tolerance set to ``figures`` significant figures (each
+    tolerance agreeing with its prompt, which sync requires), synced.  The bundled deck says
+    exact."""
     from test_instructor_support import sync
 
-    # The deck's prompt says exact (graded exactly); a prompt that states 2 significant figures
-    # is graded to 2, and then to a tightened 7 (each tolerance agreeing with its prompt, which
-    # sync requires).
+    bundled = Path(__file__).resolve().parents[1] / "exercises" / f"{DECK}.yaml"
     path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    text = path.read_text().replace(
-        "Give exact values.", "Give each value to 2 significant figures."
+    text = bundled.read_text().replace(
+        "Give exact values.", f"Give each value to {figures} significant figures."
     )
-    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
+    path.write_text(text + f"tolerance: {{sigfig: {figures}}}\n", encoding="utf-8")
     sync(app)
+
+
+def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
+    # Graded to 2 significant figures, then regraded to a tightened 7.
+    _deck_at(app, 2)
     add_user(app, "ana")
     submit(app, "ana", DECK, "2.01, 5", at(1))  # x 0.01 off: correct to 2 significant figures
-    tight = text.replace("2 significant figures", "7 significant figures")
-    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
-    sync(app)
+    _deck_at(app, 7)
     prof = instructor(app)
     token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))
     assert prof.post(DECK_URL + "/regrade", data={}).status_code == 400
@@ -554,33 +558,22 @@ def test_preview_shows_the_choices_of_a_multiple_choice_exercise(app) -> None:
 def test_the_apply_button_applies_only_the_dry_run_it_was_shown_with(app) -> None:
     # The instructor reviews a dry run; before they press "apply", another student submits an
     # answer the new key grades otherwise: the apply writes nothing and shows the new plan.
-    from test_instructor_support import sync
-
-    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
-    text = path.read_text().replace(
-        "Give exact values.", "Give each value to 2 significant figures."
-    )
-    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
-    sync(app)
+    _deck_at(app, 2)
     add_user(app, "ana")
     add_user(app, "ben")
     submit(app, "ana", DECK, "2.01, 5", at(1))  # correct to 2 significant figures
-    tight = text.replace("2 significant figures", "7 significant figures")
-    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
     prof = instructor(app)
     token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))
-    sync(app)
+    _deck_at(app, 7)
     dry = _page(prof.post(DECK_URL + "/regrade", data={"csrf_token": token, "dry_run": "1"}))
     assert "1 verdicts would change" in dry
     reviewed = re.search(r'name="reviewed" value="([0-9a-f]{32})"', dry)
     assert reviewed is not None
     # Between the dry run and the click, ben answers under the loose version (a sync back and
     # forth): the regrade now has two verdicts to change, not the one reviewed.
-    path.write_text(text + "tolerance: {sigfig: 2}\n", encoding="utf-8")
-    sync(app)
+    _deck_at(app, 2)
     submit(app, "ben", DECK, "2.01, 5", at(2))
-    path.write_text(tight + "tolerance: {sigfig: 7}\n", encoding="utf-8")
-    sync(app)
+    _deck_at(app, 7)
     stale = prof.post(
         DECK_URL + "/regrade", data={"csrf_token": token, "reviewed": reviewed.group(1)}
     )
