@@ -164,7 +164,7 @@ def _post_rules(app: Any) -> list[tuple[str, str]]:
 
 def _fill(rule: str, user_id: int) -> str:
     q, n = WEIGHTS.split("/")
-    return (
+    filled = (
         rule.replace("<quiz_id>", q)
         .replace("<name>", n)
         .replace("<int:user_id>", str(user_id))
@@ -173,7 +173,11 @@ def _fill(rule: str, user_id: int) -> str:
         .replace("<path:anything>", "nothing")
         .replace("<int:context_row>", "1")
         .replace("<int:lineitem_id>", "1")
+        .replace("<int:variant_id>", "1")
+        .replace("<path:filename>", "app.css")
     )
+    assert "<" not in filled, f"{rule}: a placeholder this test does not fill"
+    return filled
 
 
 #: POST routes without Flask-WTF's token, by design: the LMS posts them from its own site (OIDC
@@ -323,12 +327,15 @@ def test_idor_a_student_sees_nothing_of_another_student_on_any_route(app: Any) -
                 rule.rule.replace("<int:user_id>", str(value))
                 .replace("<int:regrade_id>", str(value))
                 .replace("<quiz_id>/<name>", WEIGHTS)
+                .replace("<quiz_id>", WEIGHTS.split("/")[0])
                 .replace("<token>", str(value))
                 .replace("<int:context_row>", str(value))
                 .replace("<int:lineitem_id>", str(value))
+                .replace("<int:variant_id>", str(value))
                 .replace("<path:anything>", f"exercises/{WEIGHTS}/submissions/{value}")
                 .replace("<path:filename>", "../../etc/passwd")
             )
+            assert "<" not in urls[-1], f"{rule.rule}: a placeholder this test does not fill"
         query = "?" + "&".join(
             f"{k}={alice['submission_ids'][0]}"
             for k in ("user_id", "user", "student", "variant", "variant_id", "submission", "id")
