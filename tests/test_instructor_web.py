@@ -15,6 +15,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sqlalchemy import func, select
 from test_instructor_support import (
@@ -621,3 +622,28 @@ def test_a_students_variant_is_shown_to_the_instructor_as_stored_after_a_sync(ap
     assert preview is not None
     assert "<mn>23</mn>" in _page(prof.get(html.unescape(preview.group(1))))
     assert prof.get("/instructor/variants/999999").status_code == 404
+
+
+def test_the_instructors_view_of_a_variant_shows_the_worked_solution_the_student_sees(app) -> None:
+    # Attention weights, three wrong answers: the student's page now shows the worked solution,
+    # with the heat map of the weights; the instructor's view of that stored variant shows the
+    # same steps (one macro), headings one level down under its "Worked solution" section.
+    from test_instructor_support import variant_values
+
+    weights = "05-attention/01-attention-weights"
+    add_user(app, "ana")
+    values = variant_values(app, "ana", weights)  # (the variant is drawn and stored)
+    n_queries, n_keys = len(values["Q"]), len(values["K"])
+    for hour, weight in ((1, 0.5), (2, 0.4), (3, 0.3)):  # (a repeated answer uses no attempt)
+        wrong = text_of(np.full((n_queries, n_keys), weight))
+        assert submit(app, "ana", weights, wrong, at(hour)).submission.status == "incorrect"
+    student = _page(signed_in(app, "ana").get(f"/exercises/{weights}"))
+    assert "No attempts left on this variant" in student
+    steps = re.search(r'<ol class="steps">.*?</ol>', student, re.S)
+    assert steps is not None and "heatmap-figure" in steps.group(0)
+    with app.app_context():
+        variant_id = db.session.scalar(select(Submission.variant_id))
+    shown = _page(instructor(app).get(f"/instructor/variants/{variant_id}"))
+    ours = re.search(r'<ol class="steps">.*?</ol>', shown, re.S)
+    assert ours is not None
+    assert ours.group(0).replace("h4>", "h3>") == steps.group(0)
