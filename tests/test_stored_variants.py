@@ -190,12 +190,39 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     assert "not the one you are working on now" in body and "used no attempt" in body
     assert f'name="variant" value="{second_id}"' in body  # the current variant is shown
     assert len(stored_submissions(app)) == 1
-    # A variant field that is no variant id is refused too, without grading.
-    garbage = client.post(
+    message = re.search(r"This answer was written for[^<]*", body)
+    assert message is not None, body
+    # It names the variant the student works on now as their page does, not by internal ids.
+    assert "(your practice variant 2, opened since)" in message.group(0)
+    assert "id" not in message.group(0).split()
+    # A variant field that is no variant id is refused too, without grading, by the same rule
+    # as the API's (one function): not a number, zero, past a 64-bit id, non-ASCII digits.
+    for garbage_id in ("abc", "0", "-3", "9" * 30, str(2**63), "\u00b2", " 5"):
+        garbage = client.post(
+            _url(TWO),
+            data={
+                "csrf_token": csrf_from(first),
+                "variant": garbage_id,
+                "via": "text",
+                "answer": "1, 2",
+            },
+        )
+        text = garbage.get_data(as_text=True)
+        assert garbage.status_code == 400, garbage_id
+        assert "variant field" in text and "not graded" in text, garbage_id
+    # A form whose action is neither submit nor preview is refused, not graded as a submit.
+    odd = client.post(
         _url(TWO),
-        data={"csrf_token": csrf_from(first), "variant": "abc", "via": "text", "answer": "1, 2"},
+        data={
+            "csrf_token": csrf_from(first),
+            "variant": str(second_id),
+            "via": "text",
+            "answer": "1, 2",
+            "action": "zzz",
+        },
     )
-    assert garbage.status_code == 400 and "not graded" in garbage.get_data(as_text=True)
+    assert odd.status_code == 400 and "used no attempt" in odd.get_data(as_text=True)
+    assert "1, 2" in odd.get_data(as_text=True)  # the typed answer stays in the form
     assert len(stored_submissions(app)) == 1
     # The JSON API says the same for a stale variant_id, and accepts the current one.
     token = _api_token(app, "ana")
@@ -206,10 +233,10 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     assert (
         refused.status_code == 409 and "not the one you are working on now" in refused.json["error"]
     )
-    assert (
-        api.post(url, json={"answer": "1, 2", "variant_id": "x"}, headers=headers).status_code
-        == 400
-    )
+    for garbage_id in ("x", 0, -1, True, 2**63, 1.5, [1]):
+        refused = api.post(url, json={"answer": "1, 2", "variant_id": garbage_id}, headers=headers)
+        assert refused.status_code == 400, garbage_id
+        assert "'variant_id' does not say which variant" in refused.json["error"], garbage_id
     ok = api.post(url, json={"answer": "1, 2", "variant_id": second_id}, headers=headers)
     assert ok.status_code == 201
     shown = api.get(f"/api/v1/exercises/{TWO}/variant", headers=headers).json

@@ -96,9 +96,11 @@ from quizapp.services.transactions import (
 )
 from quizapp.services.variants import (
     EXERCISE_ID_RE,
+    MAX_VARIANT_ID,
     Drawn,
     StoredRecord,
     VariantState,
+    answered_variant_id,
     bank_exercise,
     check_quiz_visible,
     create_progress,
@@ -118,6 +120,7 @@ from quizapp.services.variants import (
 
 __all__ = [
     "EXERCISE_ID_RE",
+    "MAX_VARIANT_ID",
     "MAX_ANSWER_CHARS",
     "MAX_CELL_CHARS",
     "MAX_GRID",
@@ -154,6 +157,7 @@ __all__ = [
     "revoke_everything",
     "set_password",
     "validate_password",
+    "answered_variant_id",
     "bank_exercise",
     "preview_answer",
     "quiz_position",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from quizapp.bank.stored import PartForm
 
 
-from quizapp.services.errors import Conflict, Forbidden, NotFound, Unavailable
+from quizapp.services.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
 from quizapp.services.schedules import QuizTimes
 from quizapp.services.transactions import begin_write, commit_keeping_loaded, retry_conflicts
 
@@ -540,19 +540,47 @@ def new_practice_variant(
     return row
 
 
+#: The largest variant id (the ``variants.id`` column is a signed 64-bit integer on PostgreSQL).
+MAX_VARIANT_ID = 2**63 - 1
+
+
+def answered_variant_id(value: object, field: str) -> int | None:
+    """The variant id an answer says it was written for: ``value`` as posted (the exercise
+    form's hidden ``variant`` field, a text; the API's ``"variant_id"``, a JSON integer or its
+    digits), or None when it was not sent.
+
+    Raises ``BadRequest`` naming ``field`` for anything that is not a positive whole number of
+    at most ``MAX_VARIANT_ID``: such an answer is neither graded nor previewed and uses no
+    attempt.  (``str.isdigit`` also accepts ``²``, which ``int`` refuses: only ASCII digits are
+    read, and at most 19 of them.)"""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_VARIANT_ID:
+        raise BadRequest(
+            f"{field} does not say which variant the answer was written for (it must be the "
+            "positive whole number the exercise page sent); it was not graded and used no "
+            "attempt. Reload the exercise and answer again."
+        )
+    return value
+
+
 def check_answered_variant(variant: Variant, for_variant: int | None) -> None:
     """Refuse an answer written for another variant than the student's current ``variant``.
 
     ``for_variant`` is the variant id the exercise form or the API sent with the answer (None:
-    not said, accepted).  Raises ``Conflict`` naming both variants when it is not the current
-    one (a practice variant was opened in another tab): the answer is neither graded nor
-    previewed and uses no attempt.  One message for the submit and the preview.
+    not said, accepted; read by :func:`answered_variant_id`).  Raises ``Conflict`` naming the
+    variant the student works on now (practice variant N or the graded one; ids are not shown
+    to a student) when it is not that one (a practice variant was opened in another tab): the
+    answer is neither graded nor previewed and uses no attempt.  One message for the submit and
+    the preview.
     """
     if for_variant is None or for_variant == variant.id:
         return
     name = f"practice variant {variant.variant_number}" if variant.is_practice else "graded variant"
     raise Conflict(
-        f"This answer was written for variant id {for_variant}, which is not the one you are "
-        f"working on now (the {name} of this exercise, variant id {variant.id}); it was not "
-        "graded and used no attempt. Reload the exercise to see your current variant."
+        "This answer was written for a variant of this exercise that is not the one you are "
+        f"working on now (your {name}, opened since); it was not graded and used no attempt. "
+        "Reload the exercise to see your current variant."
     )

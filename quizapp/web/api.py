@@ -352,11 +352,10 @@ def _answer_body() -> tuple[str | list[list[Any]] | dict[str, Any], int | None]:
             "Send exactly one of {'answer': TEXT}, {'cells': [[TEXT, ...], ...]} or, for an "
             "exercise with parts, {'parts': {NAME: TEXT or [[TEXT, ...], ...], ...}}.",
         )
-    for_variant = body.get("variant_id")
-    if for_variant is not None and (
-        isinstance(for_variant, bool) or not isinstance(for_variant, int) or for_variant < 1
-    ):
-        raise ApiError(400, "'variant_id' must be the positive integer id of your variant.")
+    try:
+        for_variant = services.answered_variant_id(body.get("variant_id"), "'variant_id'")
+    except services.BadRequest as err:
+        raise ApiError(400, err.message) from None
     extra = set(body) - {"answer", "cells", "parts", "variant_id"}
     if extra:
         raise ApiError(400, f"Unknown field(s): {', '.join(sorted(map(str, extra)))[:200]}.")

@@ -255,17 +255,9 @@ def _form_number(raw: str) -> int | None:
 def _posted_variant_id() -> int | None:
     """The id of the variant the posted form was shown for (its hidden ``variant`` field), or
     None when the form did not say (a page older than the field).  Raises ``BadRequest`` for a
-    field that is not a variant id: such an answer is not graded and uses no attempt."""
-    raw = request.form.get("variant")
-    if raw is None:
-        return None
-    number = _form_number(raw)
-    if number is None:
-        raise services.BadRequest(
-            "The form does not say which variant it answers (its variant field is not a "
-            "variant id); it was not graded and used no attempt. Reload the page and answer again."
-        )
-    return number
+    field that is not a variant id (``services.answered_variant_id``): such an answer is not
+    graded and uses no attempt."""
+    return services.answered_variant_id(request.form.get("variant"), "The form's variant field")
 
 
 def _previewing() -> bool:
@@ -347,6 +339,16 @@ def _answer(exercise_id: str) -> tuple[str, int]:
         posted = display.read_posted_answer(form, request.form)
     if _previewing():
         return _preview(page, variant, posted)
+    if request.form.get("action", "submit") not in ("", "submit"):
+        return render_exercise(
+            page,
+            VariantRow.of(variant),
+            posted=posted,
+            error="The form asked for something this page does not do (its action field is "
+            "neither a submit nor a preview); the answer was not graded and used no attempt. "
+            "Reload the page and answer again.",
+            status=400,
+        )
     try:
         for_variant = _posted_variant_id()
     except services.BadRequest as err:
