@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_web_support import EXERCISES, REPO
+from test_web_support import EXERCISES, REPO, set_listed
 
 from quizapp.cli import main
 
@@ -68,6 +68,69 @@ def test_sync_reports_and_exits_1_on_errors(env: Path) -> None:
     res = runner.invoke(main, ["sync", str(bank)])
     assert res.exit_code == 1
     assert broken.name in res.output and "kept their previous version" in res.output
+
+
+def _live_exercises() -> set[str]:
+    from sqlalchemy import select
+
+    from quizapp.models import Exercise, db
+    from quizapp.web import create_app
+
+    with create_app().app_context():
+        return set(db.session.scalars(select(Exercise.id).where(Exercise.archived.is_(False))))
+
+
+def test_sync_of_another_folder_or_of_an_emptied_bank_archives_nothing_unless_asked(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quizapp.bank import load_bank
+
+    bank = env / "bank"
+    shutil.copytree(EXERCISES, bank)
+    monkeypatch.setenv("QUIZAPP_EXERCISES", str(bank))
+    everything = set(load_bank(bank).exercises)
+    runner = CliRunner()
+    assert runner.invoke(main, ["sync"]).exit_code == 0
+    assert _live_exercises() == everything
+
+    # Another folder holding one quiz: its exercises are synced, the rest stay live (said so).
+    other = env / "other"
+    shutil.copytree(bank / "01-linear-systems", other / "01-linear-systems")
+    res = runner.invoke(main, ["sync", str(other)])
+    assert res.exit_code == 0, res.output
+    assert "0 archived" in res.output and "were left live" in res.output
+    assert "--archive-missing" in res.output
+    assert _live_exercises() == everything
+    # Asked to, it archives them.
+    res = runner.invoke(main, ["sync", str(other), "--archive-missing"])
+    assert res.exit_code == 0, res.output
+    one_quiz = {e for e in everything if e.startswith("01-linear-systems/")}
+    assert f"{len(everything) - len(one_quiz)} archived" in res.output
+    assert _live_exercises() == one_quiz
+    assert runner.invoke(main, ["sync"]).exit_code == 0  # back: every exercise restored
+    assert _live_exercises() == everything
+
+    # The course's own bank emptied (a wrong checkout): refused, nothing written, exit 1.
+    moved = env / "moved"
+    bank.rename(moved)
+    bank.mkdir()
+    res = runner.invoke(main, ["sync"])
+    assert res.exit_code == 1
+    assert f"holds none of the course's {len(everything)} live exercises" in res.output
+    assert "nothing was synced" in res.output
+    assert _live_exercises() == everything
+    res = runner.invoke(main, ["sync", "--archive-missing"])
+    assert res.exit_code == 0 and f"{len(everything)} archived" in res.output, res.output
+    assert _live_exercises() == set()
+    # --keep-missing leaves live what is missing, whatever the folder.
+    bank.rmdir()
+    moved.rename(bank)
+    assert runner.invoke(main, ["sync"]).exit_code == 0
+    (bank / "05-attention" / "01-attention-weights.yaml").unlink()
+    set_listed(bank / "05-attention", "01-attention-weights", False)
+    res = runner.invoke(main, ["sync", "--keep-missing"])
+    assert res.exit_code == 0 and "1 live exercises are not in" in res.output, res.output
+    assert _live_exercises() == everything
 
 
 @pytest.mark.slow

@@ -31,18 +31,38 @@ def _upgrade(app: Any) -> None:
     upgrade_database(app)
 
 
-def _sync(app: Any, path: Path | None, seeds: int | None = None) -> Any:
+def _sync(
+    app: Any, path: Path | None, seeds: int | None = None, archive_missing: bool | None = None
+) -> Any:
+    """Sync ``path`` (default: the course's bank, ``QUIZAPP_EXERCISES``).  Another folder than
+    the course's archives nothing unless ``archive_missing`` is True (``services.sync_bank``)."""
     from quizapp import services
     from quizapp.models import current_session
 
-    root = Path(path).resolve() if path else Path(app.config["QUIZAPP_EXERCISES"])
+    bank_root = Path(app.config["QUIZAPP_EXERCISES"]).resolve()
+    root = Path(path).resolve() if path else bank_root
+    if archive_missing is None and root != bank_root:
+        archive_missing = False
     with app.app_context():
         report = services.sync_folder(
-            current_session(), root, app.config["QUIZAPP_TIMEZONE"], seeds=seeds
+            current_session(),
+            root,
+            app.config["QUIZAPP_TIMEZONE"],
+            seeds=seeds,
+            archive_missing=archive_missing,
         )
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
         click.echo(f"  error: {err}", err=True)
+    if report.kept_missing:
+        shown = ", ".join(report.kept_missing[:5]) + (
+            ", ..." if len(report.kept_missing) > 5 else ""
+        )
+        click.echo(
+            f"  {len(report.kept_missing)} live exercises are not in {root} and were left live "
+            f"({shown}): it is not the course's bank ({bank_root}). Run with --archive-missing "
+            "to archive them."
+        )
     return report
 
 
@@ -233,18 +253,27 @@ def rate_limit_warning(config: Any, workers: int) -> str | None:
     type=click.IntRange(0, 10_000),
     help="Seeds (0..N-1) sampled per new exercise version; one that fails is not synced.",
 )
-def sync(path: Path | None, seeds: int) -> None:
+@click.option(
+    "--archive-missing/--keep-missing",
+    default=None,
+    help="Archive live exercises the folder does not hold, even all of them or from another "
+    "folder than the course's (default: archive them when PATH is the course's bank, unless "
+    "that would archive every one).",
+)
+def sync(path: Path | None, seeds: int, archive_missing: bool | None) -> None:
     """Sync the exercise bank (default: the exercises folder) into the database.
 
     New exercises are added, changed ones get a new version, removed ones are archived.  A file
     with errors, or a new version that fails for any of the sampled seeds (it does not generate,
     its answer is empty or not finite, or its expected answer does not grade correct), keeps its
     previous version live (a new exercise is not added); errors are printed with the file and
-    line, and the exit status is 1.
+    line, and the exit status is 1.  A folder holding none of the course's live exercises
+    archives nothing (exit status 1) unless --archive-missing is given; a PATH other than the
+    course's bank (QUIZAPP_EXERCISES) archives nothing unless --archive-missing is given.
     """
     app = _app()
     _upgrade(app)
-    report = _sync(app, path, seeds)
+    report = _sync(app, path, seeds, archive_missing)
     if report.errors:
         sys.exit(1)
 

@@ -40,6 +40,8 @@ class SyncReport:
     archived: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     kept_previous: list[str] = field(default_factory=list)
+    #: Live exercises the bank no longer holds, left live (``archive_missing=False``).
+    kept_missing: list[str] = field(default_factory=list)
     quizzes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -57,6 +59,11 @@ class SyncReport:
             + (
                 f" ({len(self.kept_previous)} kept their previous version)"
                 if self.kept_previous
+                else ""
+            )
+            + (
+                f"; {len(self.kept_missing)} not in this folder, kept live"
+                if self.kept_missing
                 else ""
             )
         )
@@ -83,7 +90,12 @@ def _error_target(root: Path, error_file: Any) -> tuple[str | None, str | None]:
 
 
 def sync_bank(
-    session: Session, bank: Bank, root: Path | None = None, *, seeds: int | None = None
+    session: Session,
+    bank: Bank,
+    root: Path | None = None,
+    *,
+    seeds: int | None = None,
+    archive_missing: bool | None = None,
 ) -> SyncReport:
     """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
 
@@ -91,7 +103,11 @@ def sync_bank(
       (different content hash) gets a new version, which new variants use; variants already
       started keep the version they were generated from (and their submissions stay tied to it).
     - An exercise or quiz missing from the bank is archived (hidden), never deleted; it is restored
-      if it comes back.
+      if it comes back.  ``archive_missing``: None (the default) archives them unless that
+      would archive every live exercise (the folder holds none of the course: a wrong folder, an
+      emptied checkout), which is refused with an error and nothing written; True archives them
+      even then; False archives none (they stay live, listed in ``kept_missing``: a sync from
+      another folder than the course's bank).
     - A file with errors (``bank.errors``) keeps its exercise's previous version live; the error is
       stored on the exercise (``sync_error``) and reported.
     - So does a new version (a YAML text the database does not have yet) for which any of
@@ -112,6 +128,11 @@ def sync_bank(
     report = SyncReport()
     root = root or Path(".")
     seeds = SAMPLE_SEEDS if seeds is None else seeds
+    if archive_missing is None:
+        emptying = _archives_every_live_exercise(session, bank, root)
+        if emptying:
+            report.errors.append(emptying)
+            return report
     # Which (exercise, hash) versions exist: two columns, not every stored YAML source.
     versions: set[tuple[str, str]] = {
         (exercise_id, digest)
@@ -276,6 +297,9 @@ def sync_bank(
             report.kept_previous.append(ex_id)
             continue
         if not row.archived:
+            if archive_missing is False:
+                report.kept_missing.append(ex_id)
+                continue
             row.archived = True
             row.updated_at = now
             report.archived.append(ex_id)
@@ -284,6 +308,8 @@ def sync_bank(
         if quiz_id in bank.quizzes or quiz_id in errored_quizzes:
             continue
         live_children = any(e.quiz_id == quiz_id and not e.archived for e in existing.values())
+        if archive_missing is False:
+            live_children = live_children or not qrow.archived
         if not qrow.archived and not live_children:
             qrow.archived = True
             qrow.updated_at = now
@@ -295,14 +321,44 @@ def sync_bank(
     return report
 
 
+def _archives_every_live_exercise(session: Session, bank: Bank, root: Path) -> str | None:
+    """The error of a sync that would archive every live exercise (none of them is in ``bank``,
+    not even as a file with errors), or None.  Read before any write."""
+    live = list(session.scalars(select(Exercise.id).where(Exercise.archived.is_(False))))
+    if not live:
+        return None
+    kept = set(bank.exercises)  # (a file with errors keeps its exercise, or its whole quiz)
+    kept_quizzes: set[str] = set()
+    for err in bank.errors:
+        quiz_id, exercise_id = _error_target(root, getattr(err, "file", None))
+        if exercise_id:
+            kept.add(exercise_id)
+        elif quiz_id:
+            kept_quizzes.add(quiz_id)
+    if any(e in kept or e.split("/")[0] in kept_quizzes for e in live):
+        return None
+    shown = ", ".join(sorted(live)[:3]) + (", ..." if len(live) > 3 else "")
+    return (
+        f"{root}: this folder holds none of the course's {len(live)} live exercises ({shown}), "
+        "so the sync would archive them all; nothing was synced. Check the folder, or run "
+        "`quizapp sync --archive-missing` to archive them anyway."
+    )
+
+
 def sync_folder(
-    session: Session, root: Path, zone: Any = None, *, seeds: int | None = None
+    session: Session,
+    root: Path,
+    zone: Any = None,
+    *,
+    seeds: int | None = None,
+    archive_missing: bool | None = None,
 ) -> SyncReport:
     """``load_bank(root, zone)`` then :func:`sync_bank`.  A missing folder archives nothing.
 
     ``zone``: the course time zone (``QUIZAPP_TIMEZONE``: an IANA name or ``ZoneInfo``; default
     UTC) in which the quizzes' wall-clock times are read; ``seeds``: how many seeds to sample per
-    new version (default ``quizapp.bank.check.SAMPLE_SEEDS``)."""
+    new version (default ``quizapp.bank.check.SAMPLE_SEEDS``); ``archive_missing``: what becomes
+    of live exercises the folder does not hold (:func:`sync_bank`)."""
     from quizapp.bank import load_bank
 
     root = Path(root)
@@ -310,4 +366,6 @@ def sync_folder(
         report = SyncReport()
         report.errors.append(f"{root}: the exercises folder does not exist")
         return report
-    return sync_bank(session, load_bank(root, zone), root, seeds=seeds)
+    return sync_bank(
+        session, load_bank(root, zone), root, seeds=seeds, archive_missing=archive_missing
+    )
