@@ -637,3 +637,17 @@ def test_regrade_of_a_built_in_kind_with_steps_applies_the_new_tolerance_to_its_
     ]
     assert "exact" in stored.parts[0].prompt and stored.parts[0].tolerance.atol == 0
     np.testing.assert_allclose(stored.parts[2].expected, W, rtol=1e-12)  # the stored key
+
+
+def test_a_button_naming_no_part_is_refused_not_read_as_an_empty_answer(app) -> None:
+    # A hand-made (or stale) form whose "only" names a part the exercise does not have: it says
+    # so, rather than "Type an answer for at least one part" over the answers typed; nothing
+    # is stored and no attempt is used.
+    client = signed_in(app, "ana")
+    S, _W = scores_of(app, "ana")
+    resp = post_parts(client, STEPS, {"S": grid(S, 0)}, only="zzz")
+    page = text(resp)
+    assert resp.status_code == 400
+    assert "names a part this exercise does not have" in page and "used no attempt" in page
+    assert "Type an answer for at least one part" not in page
+    assert rows_of(app, STEPS) == []

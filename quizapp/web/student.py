@@ -334,6 +334,14 @@ def _answer(exercise_id: str) -> tuple[str, int]:
     posted: str | list[list[str]] | dict[str, Any] | None
     if part_forms is not None:
         only = request.form.get("only") or None
+        if only is not None and only not in {part.name for part in part_forms}:
+            return render_exercise(
+                page,
+                VariantRow.of(variant),
+                error="The button you pressed names a part this exercise does not have; the "
+                "answer was not graded and used no attempt. Reload the page and answer again.",
+                status=400,
+            )
         posted = parts_view.read_posted_parts(part_forms, request.form, only=only)
     else:
         posted = display.read_posted_answer(form, request.form)
