@@ -651,3 +651,35 @@ def test_a_button_naming_no_part_is_refused_not_read_as_an_empty_answer(app) -> 
     assert "names a part this exercise does not have" in page and "used no attempt" in page
     assert "Type an answer for at least one part" not in page
     assert rows_of(app, STEPS) == []
+
+
+def test_per_part_statistics_count_only_the_students_whose_variant_has_the_part(app) -> None:
+    # ana's variant was drawn from the text with parts S and W; a part T (S transposed) is then
+    # added and synced, and ben's variant has S, W and T. Part T's figures are over ben alone
+    # (his best on T is full: mean 1, not 0.5 with ana's missing T counted as 0); S and W are
+    # over both.
+    from quizapp.instructor import exercise_statistics
+
+    S_a, W_a = scores_of(app, "ana")
+    submit(app, "ana", STEPS, {"S": lines(S_a, 0), "W": lines(W_a, 2)})
+    _edit(
+        app,
+        STEPS,
+        "    points: 6\n",
+        "    points: 3\n  - name: T\n    prompt: 'The transpose of S.'\n    answer: S.T\n"
+        "    points: 3\n",
+    )
+    sync(app)
+    S_b, W_b = scores_of(app, "ben")
+    result = submit(
+        app, "ben", STEPS, {"S": lines(S_b, 0), "W": lines(W_b, 2), "T": lines(S_b.T, 0)}
+    )
+    assert result.submission.status == "correct"
+    with app.app_context():
+        stats = exercise_statistics(db.session, STEPS)
+    by = {p.name: p for p in stats.parts}
+    assert [p.name for p in stats.parts] == ["S", "W", "T"]
+    assert by["T"].students == 1 and by["T"].mean_best_score == pytest.approx(1.0)
+    assert by["T"].correct == 1
+    assert by["S"].students == 2 and by["S"].mean_best_score == pytest.approx(1.0)
+    assert by["W"].students == 2 and by["W"].correct == 2

@@ -57,7 +57,8 @@ class ParameterBreakdown:
 
 @dataclass
 class PartStats:
-    """One part of a multi-part exercise over the students (variant 1).
+    """One part of a multi-part exercise over the students whose graded variant (variant 1) has
+    it (``students``: a variant drawn from a version with other parts is not counted).
 
     From each student's best submission (their progress row's ``best_parts``): ``points``
     available (the part's share of the exercise's points), ``mean_best_score``, ``correct``
@@ -334,9 +335,13 @@ def _part_statistics(
             elif "No follow-through credit" in str(v.get("message", "")):
                 refused[name] += 1
     out = []
-    tried = len(progress)
+    having = _parts_of_graded_variants(session, exercise, progress)
     for name in order:
-        best = [(p.best_parts or {}).get(name) or {} for p in progress]
+        # Over the students whose graded variant has this part: after an edit that added or
+        # renamed parts, a variant drawn from an earlier version (kept as it was shown) has
+        # other parts or none, and is not counted as 0 here.
+        best = [(p.best_parts or {}).get(name) or {} for p in progress if name in having[p.user_id]]
+        tried = len(best)
         scores = [float(b.get("score") or 0.0) for b in best]
         out.append(
             PartStats(
@@ -356,6 +361,37 @@ def _part_statistics(
                 wrong_answers=wrong[name].most_common(5),
             )
         )
+    return out
+
+
+def _parts_of_graded_variants(
+    session: Session, exercise: Exercise, progress: list[Progress]
+) -> dict[int, frozenset[str]]:
+    """User id -> the part names of that student's graded variant (variant 1) of ``exercise``,
+    as stored with it (the version it was drawn from); empty for a variant without parts.  One
+    stored record is decoded per version, not per student."""
+    users = [p.user_id for p in progress]
+    rows = session.execute(
+        select(Variant.user_id, Variant.version_id).where(
+            Variant.exercise_id == exercise.id,
+            Variant.variant_number == 1,
+            Variant.user_id.in_(users),
+        )
+    ).all()
+    names: dict[int | None, frozenset[str]] = {}
+    for version_id in {version_id for _, version_id in rows}:
+        sample = session.scalars(
+            select(Variant)
+            .where(Variant.exercise_id == exercise.id, Variant.version_id == version_id)
+            .limit(1)
+        ).first()
+        try:
+            forms = services.stored_part_forms(sample) if sample is not None else []
+        except services.Unavailable:
+            forms = []
+        names[version_id] = frozenset(f.name for f in forms)
+    out: dict[int, frozenset[str]] = defaultdict(frozenset)
+    out.update({user_id: names[version_id] for user_id, version_id in rows})
     return out
 
 
