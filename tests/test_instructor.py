@@ -24,6 +24,7 @@ from test_instructor_support import (
     at,
     bank_app,
     best_by_student,
+    instructor,
     solution_of,
     stored_submissions,
     submit,
@@ -740,3 +741,36 @@ def test_course_yaml_warns_about_unknown_and_unweighted_quizzes() -> None:
         "course total",
     ]
     assert inst.course_config_warnings(inst.CourseConfig(), ["a"]) == []
+
+
+def test_a_regrade_after_a_change_of_kind_says_the_old_variants_keep_their_key(app) -> None:
+    """The deck system rewritten from the ``linear_system`` kind to an ``expression`` with other
+    numbers: ana's variant (drawn by linear_system, answered (2, 5)) cannot be keyed by the
+    expression from its numbers, so it keeps its own key and stays correct; the dry run, the
+    regrade and its page say so (``other_kind``) instead of listing nothing."""
+    add_user(app, "ana")
+    submit(app, "ana", DECK, "2, 5", at(1))
+    path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{DECK}.yaml"
+    path.write_text(
+        "title: A system\nkind: expression\npoints: 10\nattempts: 3\npractice: false\n"
+        "variables:\n  A: {matrix: [2, 2], integers: [1, 4]}\n  x: {vector: 2, integers: [1, 3]}\n"
+        "require:\n  - abs(det(A)) > 0.5\nderived:\n  y: A @ x\nanswer: solve(A, y)\n"
+        "prompt: |\n  Solve $A\\mathbf{x} = \\mathbf{y}$ for $A = {{ A }}$, "
+        "$\\mathbf{y} = {{ y }}$. Give exact values.\n",
+        encoding="utf-8",
+    )
+    sync(app)
+    with app.app_context():
+        dry = inst.regrade_exercise(db.session, DECK, dry_run=True)
+        assert dry.other_kind == 1 and dry.unkeyable == [] and dry.changed == 0
+        assert "1 variants were drawn by another kind" in dry.text()
+        done = inst.regrade_exercise(db.session, DECK, reviewed=dry.plan_digest())
+        assert done.other_kind == 1 and not done.stale
+    assert [s["status"] for s in stored_submissions(app)] == ["correct"]
+    assert np.asarray(variant_values(app, "ana", DECK)["y"]).ravel().tolist() == [15, 16]
+    with app.app_context():
+        run = db.session.scalar(select(Regrade).order_by(Regrade.id.desc()))
+        assert inst.RegradeSummary.from_dict(run.summary or {}, run.id).other_kind == 1
+        run_id = run.id
+    page = instructor(app).get(f"/instructor/regrades/{run_id}").get_data(as_text=True)
+    assert "drawn by another kind than the current version" in page

@@ -102,6 +102,10 @@ class RegradeSummary:
     #: variants the current version cannot key ("username, variant N: why"); their submissions
     #: are left as they were
     unkeyable: list[str] = field(default_factory=list)
+    #: variants drawn by another kind than the current version's (the YAML's ``kind`` changed):
+    #: the new kind cannot compute their key from their numbers, so each keeps its stored
+    #: expected answer; only the current tolerance and partial credit apply to them
+    other_kind: int = 0
 
     #: an apply whose plan was no longer the reviewed dry run's (``regrade_exercise``'s
     #: ``reviewed``): nothing was written, and this summary is the new dry run
@@ -129,6 +133,7 @@ class RegradeSummary:
             self.regraded,
             self.rekeyed,
             sorted(self.unkeyable),
+            self.other_kind,
         ]
         return hashlib.sha256(json.dumps(plan).encode()).hexdigest()[:32]
 
@@ -149,6 +154,7 @@ class RegradeSummary:
             "progress_changes": [c.to_dict() for c in self.progress_changes],
             "rekeyed": self.rekeyed,
             "unkeyable": list(self.unkeyable),
+            "other_kind": self.other_kind,
         }
 
     @classmethod
@@ -165,6 +171,7 @@ class RegradeSummary:
             regrade_id=regrade_id,
             rekeyed=int(data.get("rekeyed", 0)),
             unkeyable=[str(u) for u in data.get("unkeyable", [])],
+            other_kind=int(data.get("other_kind", 0)),
         )
 
     def text(self) -> str:
@@ -186,6 +193,12 @@ class RegradeSummary:
             lines.append(
                 f"  {self.rekeyed} variants graded with a new answer key (from the numbers each "
                 "student saw; nothing is drawn again)."
+            )
+        if self.other_kind:
+            lines.append(
+                f"  {self.other_kind} variants were drawn by another kind than the current "
+                "version's: each keeps its own answer key (the new kind cannot compute it from "
+                "their numbers); only the current tolerance and partial credit apply to them."
             )
         for u in self.unkeyable:
             lines.append(f"  not regraded: {u}")
@@ -398,6 +411,7 @@ def _regrade_in_transaction(
         )
         for variant_id, _, number, stored_record, stored_page, _ in variants
     ]
+    work_kind = {work.id: work.kind for work in works}
     results = key_and_grade_all(current, works, render=not dry_run, workers=workers)
     for (variant_id, user_id, number, _, _, finished_at), result in zip(
         variants, results, strict=True
@@ -411,6 +425,8 @@ def _regrade_in_transaction(
         if result.unkeyable is not None:
             summary.unkeyable.append(f"{username}, variant {number}: {result.unkeyable}")
             continue
+        if work_kind[variant_id] != current.spec.kind:
+            summary.other_kind += 1
         keyed, record, rekeyed = result.keyed, result.record, result.rekeyed
         if rekeyed:
             summary.rekeyed += 1
