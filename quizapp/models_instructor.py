@@ -77,6 +77,9 @@ class VerdictHistory(Model):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"))
     regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id"), index=True)
+    #: the version the submission's variant was drawn from (``submissions.version_id``); the
+    #: key that gave this old verdict is that version's, or the one of the regrade before
+    #: (``regrades.version_id`` of the previous run that changed it), if there was one
     version_id: Mapped[int] = mapped_column(ForeignKey("exercise_versions.id"))
     status: Mapped[str] = mapped_column(String(16))
     score: Mapped[float] = mapped_column(Float)
