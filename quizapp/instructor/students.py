@@ -45,15 +45,11 @@ def answer_text(submission: Submission) -> str:
             status = (verdicts.get(name) or {}).get("status")
             ft = " by follow-through" if (verdicts.get(name) or {}).get("follow_through") else ""
             out.append(f"{name}:" + (f" ({status}{ft})" if status else ""))
-            out.append(_grid_text(value) if isinstance(value, list) else str(value))
+            out.append(services.grid_text(value) if isinstance(value, list) else str(value))
         return "\n".join(out)
     if isinstance(answer, list):
-        return _grid_text(answer)
+        return services.grid_text(answer)
     return str(answer)
-
-
-def _grid_text(answer: list[list[str]]) -> str:
-    return "\n".join("  ".join(str(c) for c in row) for row in answer)
 
 
 def student_detail(session: Session, user_id: int) -> tuple[User, list[StudentExercise]]:

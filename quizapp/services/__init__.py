@@ -48,6 +48,7 @@ from quizapp.services.answer_input import (
     check_grid_shape,
     decode_raw_answer,
     encode_raw_answer,
+    grid_text,
     normalize_answer,
 )
 from quizapp.services.errors import (
@@ -179,6 +180,7 @@ __all__ = [
     "find_user",
     "generate_preview",
     "get_exercise",
+    "grid_text",
     "get_exercise_and_variant",
     "get_or_create_variant",
     "get_progress",

@@ -116,6 +116,17 @@ def check_grid_shape(form: Any, answer: str | list[list[str]]) -> None:
         )
 
 
+def grid_text(grid: Any, *, one_line: bool = False) -> str:
+    """A grid answer (rows of cell texts) written as text the answer box reads back
+    (docs/answer-syntax.md): its rows on lines with the cells two spaces apart, or with
+    ``one_line`` as ``[a, b; c, d]`` (a multi-part answer's part on one line, the error page's
+    typed answer).  Cells are written as given (an empty one stays empty)."""
+    rows = [[str(c) for c in row] for row in grid]
+    if one_line:
+        return "[" + "; ".join(", ".join(row) for row in rows) + "]"
+    return "\n".join("  ".join(row) for row in rows)
+
+
 def canonical_answer(answer: str | list[list[str]] | dict[str, Any]) -> str:
     """What counts as "identical": whitespace-insensitive at line/cell ends and between tokens
     (a multi-part answer: each part's, by part name)."""

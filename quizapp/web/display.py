@@ -22,6 +22,7 @@ from quizapp.page import (
     inline_markdown_html,
     markdown_html,
 )
+from quizapp.services.answer_input import grid_text
 from quizapp.services.text import printable_text
 
 #: Cell input names: ``cell-<row>-<column>``, 0-based.
@@ -493,7 +494,7 @@ def answer_text(form: Any, answer: Any, context: Any = None) -> str:
         return pick
     if isinstance(answer, str):
         return answer
-    return "\n".join("  ".join(str(c) for c in row) for row in answer)
+    return grid_text(answer)
 
 
 _BREAK_AFTER = re.compile(r"(?<=[,;\]])(?=\S)")
@@ -664,4 +665,4 @@ def _typed_one(fields: dict[str, str], via: str | None) -> str:
     rows = 1 + max(r for r, _ in cells)
     cols = 1 + max(c for _, c in cells)
     grid = [[cells.get((r, c)) or "?" for c in range(cols)] for r in range(rows)]
-    return "[" + "; ".join(", ".join(row) for row in grid) + "]"
+    return grid_text(grid, one_line=True)

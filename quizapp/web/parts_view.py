@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from quizapp import services
 from quizapp.bank.stored import PartForm
 from quizapp.web import display
 
@@ -146,10 +147,10 @@ def build_part_views(
 
 
 def answer_text(answer: Any) -> str:
-    """A stored answer as the submissions table shows it: a multi-part answer one part per
-    line (``S: 1 2; 3 4``), a grid row by row."""
+    """A stored multi-part answer as the submissions table shows it: one part per line, a grid
+    on that line (``S: [1, 2; 3, 4]``, ``services.grid_text``)."""
     if isinstance(answer, Mapping):
         return "\n".join(f"{name}: {answer_text(value)}" for name, value in answer.items())
     if isinstance(answer, str):
         return answer
-    return "; ".join("  ".join(str(c) for c in row) for row in answer)
+    return services.grid_text(answer, one_line=True)
