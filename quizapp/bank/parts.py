@@ -249,6 +249,22 @@ def share_points(total: float, given: Sequence[float | None]) -> list[float]:
     return [float(g) if g is not None else each for g in given]
 
 
+def part_shares(parts: Sequence[Any]) -> dict[str, float]:
+    """Each part's fraction of the exercise's score, by name, from the points the variant's
+    parts carry (``points``: a :class:`Part` or a stored ``PartForm``; None weighs 1): the
+    weights of the combined score (:func:`grade_parts`), the share a progress row keeps, and
+    the points a page shows for a part (its share of the exercise's current points, so a change
+    of the exercise's points applies to every variant at once; the split between parts is the
+    variant's until a regrade keys it again).  An equal share when every weight is 0."""
+    weights = {p.name: max(0.0, float(p.points if p.points is not None else 1.0)) for p in parts}
+    total = sum(weights.values())
+    if not weights:
+        return {}
+    if total <= 0:
+        return {name: 1.0 / len(weights) for name in weights}
+    return {name: w / total for name, w in weights.items()}
+
+
 def flat_solution(parts: Sequence[Part]) -> list[Any]:
     """The worked solution of a multi-part variant as one list: each part's steps, titled
     ``<part> · <step>``."""
@@ -521,13 +537,8 @@ def grade_parts(
             "answer used no attempt."
         )
         return Verdict("invalid", 0.0, message, parsed=None, parts=verdicts)
-    weights = [max(0.0, float(p.points if p.points is not None else 1.0)) for p in variant.parts]
-    total = sum(weights)
-    scores = [verdicts[p.name].score for p in variant.parts]
-    if total > 0:
-        score = sum(w * s for w, s in zip(weights, scores, strict=True)) / total
-    else:
-        score = sum(scores) / len(scores) if scores else 0.0
+    shares = part_shares(variant.parts)
+    score = sum(shares[p.name] * verdicts[p.name].score for p in variant.parts)
     score = min(1.0, max(0.0, score))
     status: Status
     if all(verdicts[n].status == "correct" for n in names) and score >= 1.0 - 1e-12:

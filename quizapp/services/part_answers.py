@@ -150,11 +150,9 @@ def best_parts(bank_variant: Any, vdict: Mapping[str, Any]) -> dict[str, Any] | 
     parts = vdict.get("parts") if isinstance(vdict, Mapping) else None
     if not parts:
         return None
-    weights = {
-        p.name: max(0.0, float(p.points if p.points is not None else 1.0))
-        for p in bank_variant.parts
-    }
-    total = sum(weights.values())
+    from quizapp.bank.parts import part_shares
+
+    shares = part_shares(bank_variant.parts)
     out = {}
     for part in bank_variant.parts:
         v = parts.get(part.name)
@@ -162,7 +160,7 @@ def best_parts(bank_variant: Any, vdict: Mapping[str, Any]) -> dict[str, Any] | 
             continue
         out[part.name] = {
             "score": float(v.get("score") or 0.0),
-            "share": weights[part.name] / total if total > 0 else 1.0 / len(weights),
+            "share": shares[part.name],
             "follow_through": bool(v.get("follow_through")),
         }
     return out

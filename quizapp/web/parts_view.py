@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from quizapp import services
+from quizapp.bank.parts import part_shares
 from quizapp.bank.stored import PartForm
 from quizapp.web import display
 
@@ -102,16 +103,22 @@ def build_part_views(
     verdict: Mapping[str, Any] | None = None,
     parsed: Mapping[str, Any] | None = None,
     finished: bool = False,
+    exercise_points: float | None = None,
 ) -> list[PartView]:
     """The ``parts`` of a stored variant (``services.stored_part_forms``) for the page: each
     pre-filled with its answer in
     ``answers`` (the last submission's whole answer, or what was just posted), marked with its
     verdict in ``verdict["parts"]``; ``finished`` adds each part's correct answer and steps
-    (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``)."""
+    (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``).  With
+    ``exercise_points`` (the exercise's points now) each part shows its share of them
+    (``quizapp.bank.parts.part_shares``), else the points stored with the part."""
     answers = answers or {}
     verdicts = (verdict or {}).get("parts") or {}
     parsed = parsed if isinstance(parsed, Mapping) else {}
     pages = {p["name"]: p for p in page_parts}
+    # A part's points are its share of the exercise's points now (``part_shares``): a change of
+    # the exercise's points applies to every variant at once, the split is the variant's.
+    shares = part_shares(parts)
     out = []
     for part in parts:
         page = pages.get(part.name, {})
@@ -130,7 +137,9 @@ def build_part_views(
         out.append(
             PartView(
                 name=part.name,
-                points=part.points,
+                points=part.points
+                if exercise_points is None
+                else round(shares[part.name] * float(exercise_points), 6),
                 prompt_html=page.get("prompt_html") or Markup(""),
                 hints=list(page.get("hints") or []),
                 form=_prefix(form, prefix),
