@@ -402,6 +402,9 @@ class Quiz:
     late: list[tuple[Any, float]] = field(default_factory=list)
     #: the IANA name of the course zone the times were read in
     timezone: str = "UTC"
+    #: every exercise of the quiz in its order, those whose file has errors included (the
+    #: places a sync gives: one kept at its previous version keeps its place)
+    ordered_ids: list[str] = field(default_factory=list)
 
 
 def quiz_sort_key(quiz: Quiz) -> tuple[Any, ...]:
@@ -672,6 +675,7 @@ def _load_quiz_folder(folder: Path, bank: Bank, zone: Any = None) -> None:
         late=late,
         timezone=course_zone.key,
         exercise_ids=[f"{quiz_id}/{s}" for s in order if f"{quiz_id}/{s}" in bank.exercises],
+        ordered_ids=[f"{quiz_id}/{s}" for s in order],
         source=source,
         content_hash=content_hash(source),
         path=str(quiz_file),

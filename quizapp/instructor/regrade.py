@@ -432,6 +432,7 @@ def _regrade_in_transaction(
             summary.rekeyed += 1
         if number == 1 and keyed is not None:
             first_keyed[user_id] = keyed
+        solved_before = any(s.used_attempt and s.status == "correct" for s in subs)
         for s in subs:
             if s.duplicate_of_id is not None:
                 original = new_by_id.get(s.duplicate_of_id)
@@ -497,6 +498,10 @@ def _regrade_in_transaction(
                     }
                 )
         finished = _finished_at(subs, attempts)
+        if finished is None and finished_at is not None and not solved_before:
+            # Finished out of attempts (its solution shown) before the attempts were raised: it
+            # stays finished; only a solve the regrade takes back opens a variant again.
+            finished = finished_at
         open_again[variant_id] = finished is None and finished_at is not None
         if (rekeyed or finished != finished_at) and not dry_run:
             # (a dry run writes no variant: its page is not rendered again)

@@ -129,6 +129,11 @@ def _refuse_if_finished(state: VariantState) -> None:
     attempts left); return when it is not finished."""
     if state.solved:
         raise Conflict("You already solved this variant.")
+    if state.finished and state.attempts_used < state.attempts:
+        raise Conflict(
+            "No attempts left: this variant was finished (out of attempts, its worked solution "
+            "shown) before the exercise's attempts were raised; open a new variant to practise."
+        )
     if state.finished:
         raise Conflict(f"No attempts left: all {state.attempts} attempts on this variant are used.")
 
@@ -335,7 +340,7 @@ def submit(
         except BadRequest:
             # Nothing left to answer because the variant is finished: say that (409), not
             # "answer another part".
-            _refuse_if_finished(VariantState.of(rows, exercise.attempts))
+            _refuse_if_finished(VariantState.of(rows, exercise.attempts, variant.finished_at))
             raise
     elif multi:
         raise BadRequest("This exercise has one answer, not parts: send the answer itself.")
@@ -386,7 +391,7 @@ def submit(
         canonical_answer(answer).encode("utf-8", "surrogatepass")
     ).hexdigest()
     graded = [sub for sub in submissions if sub.used_attempt]
-    state = VariantState.of(submissions, exercise.attempts)
+    state = VariantState.of(submissions, exercise.attempts, finished_at)
     earlier = next((sub for sub in graded if sub.answer_hash == answer_hash), None)
     if earlier is None and state.finished:
         session.rollback()

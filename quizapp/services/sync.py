@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from quizapp.models import (
@@ -15,6 +15,8 @@ from quizapp.models import (
     ExerciseVersion,
     Progress,
     Quiz,
+    Submission,
+    Variant,
     utcnow,
 )
 
@@ -117,7 +119,9 @@ def sync_bank(
       exercise with such a problem is not added.  The error says where (file:line) and how many
       seeds fail.
     - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
-      (``points.exercise_points``: an override keeps its points).
+      (``points.exercise_points``: an override keeps its points) and each submission's
+      ``points`` from its score and credit; a multi-part variant's parts keep their split
+      (``bank.parts.part_shares``) of the new points.
     - A quiz's times are the instants ``load_bank`` read in the course zone; the zone's name
       and the late periods are stored with the quiz (``quizzes.timezone``, ``quizzes.late``).
     """
@@ -199,10 +203,11 @@ def sync_bank(
     new_exercises: list[dict[str, Any]] = []
     positions: dict[str, int] = {}
     for quiz in bank.quizzes.values():
-        for i, ex_id in enumerate(quiz.exercise_ids):
+        for i, ex_id in enumerate(quiz.ordered_ids or quiz.exercise_ids):
             positions[ex_id] = i
 
     known_quizzes = set(bank.quizzes) | set(existing_quizzes)
+    close: list[tuple[str, int]] = []
     for ex in exercises.values():
         if ex.quiz_id not in known_quizzes:
             report.errors.append(
@@ -211,6 +216,14 @@ def sync_bank(
             continue
         spec = ex.spec
         row = existing.get(ex.id)
+        if row is None and ex.quiz_id in errored_quizzes:
+            # The quiz is kept as it was while its quiz.yaml has errors: no exercise joins it
+            # (a renamed file the listing does not name yet would show twice).
+            report.errors.append(
+                f"{ex.path}: not added: the quiz.yaml of {ex.quiz_id!r} has errors, and the quiz "
+                "is kept as it was until they are fixed"
+            )
+            continue
         title = str(getattr(spec, "title", ex.id))
         points = float(getattr(spec, "points", 10))
         attempts = int(getattr(spec, "attempts", 3))
@@ -260,7 +273,7 @@ def sync_bank(
             report.unchanged.append(ex.id)
         if row.archived and ex.id not in report.restored:
             report.restored.append(ex.id)
-        old_points = row.points
+        old_points, old_attempts = row.points, row.attempts
         for name, value in fields.items():
             setattr(row, name, value)
         row.position = positions.get(ex.id, row.position or 0)
@@ -271,6 +284,13 @@ def sync_bank(
             row.updated_at = now
         if old_points is not None and old_points != points:
             repoint.append((ex.id, points))
+        if old_attempts is not None and attempts < old_attempts:
+            close.append((ex.id, attempts))
+    # An exercise whose new version was refused keeps its version, not its place: the quiz's
+    # order is quiz.yaml's, for every exercise it lists.
+    for ex_id in errored_exercises:
+        if ex_id in existing and ex_id in positions:
+            existing[ex_id].position = positions[ex_id]
     # One flush for the changed exercises instead of one per exercise; then the new exercises
     # and the new versions each in one executemany, in bank order (version ids ascend as
     # before), without loading them back (nothing here needs them as objects).
@@ -284,6 +304,29 @@ def sync_bank(
             update(Progress)
             .where(Progress.exercise_id == ex_id)
             .values(best_points=exercise_points_sql(points))
+        )
+        # Each submission's points follow too (score x credit x the exercise's points, as a
+        # submit computes them), so a verdict never reads "20 of 10 points".
+        session.execute(
+            update(Submission)
+            .where(Submission.exercise_id == ex_id)
+            .values(points=Submission.score * Submission.credit * float(points))
+        )
+
+    # Fewer attempts: a variant that has used them all is finished now (its worked solution is
+    # shown), and stays finished if the attempts are raised again (``VariantState.closed``).
+    vt, st = Variant.__table__, Submission.__table__
+    for ex_id, attempts in close:
+        used = (
+            select(func.count())
+            .select_from(st)
+            .where(st.c.variant_id == vt.c.id, st.c.used_attempt.is_(True))
+            .scalar_subquery()
+        )
+        session.execute(
+            update(vt)
+            .where(vt.c.exercise_id == ex_id, vt.c.finished_at.is_(None), used >= attempts)
+            .values(finished_at=now)
         )
 
     for ex_id, row in existing.items():

@@ -474,9 +474,14 @@ class VariantState:
     attempts_used: int
     solved: bool
     best_score: float
+    #: finished for good (``variants.finished_at`` set: its worked solution was shown), even
+    #: when the exercise's attempts were raised since
+    closed: bool = False
 
     @property
     def attempts_left(self) -> int:
+        if self.closed and not self.solved:
+            return 0
         return max(0, self.attempts - self.attempts_used)
 
     @property
@@ -485,18 +490,22 @@ class VariantState:
         return self.solved or self.attempts_left == 0
 
     @classmethod
-    def of(cls, submissions: Iterable[Any], attempts: int) -> VariantState:
+    def of(cls, submissions: Iterable[Any], attempts: int, finished_at: Any = None) -> VariantState:
         """The state of a variant allowing ``attempts`` from its ``submissions`` (anything with
-        ``used_attempt``, ``status`` and ``score``: ORM rows, ``SubmissionRow``, Core rows).
+        ``used_attempt``, ``status`` and ``score``: ORM rows, ``SubmissionRow``, Core rows) and
+        its ``finished_at``.
         THE rule, used by the exercise page, ``submit`` (under its lock) and
         :func:`variant_state`: graded attempts are the submissions that used an attempt; solved
-        when one of them is correct; the best score is their highest."""
+        when one of them is correct; the best score is their highest; a variant finished once
+        (``finished_at``: it was out of attempts, and its worked solution was shown) has no
+        attempt left, whatever the exercise's attempts became since."""
         graded = [s for s in submissions if s.used_attempt]
         return cls(
             attempts=int(attempts),
             attempts_used=len(graded),
             solved=any(s.status == "correct" for s in graded),
             best_score=max((float(s.score) for s in graded), default=0.0),
+            closed=finished_at is not None,
         )
 
 
@@ -508,7 +517,7 @@ def variant_state(session: Session, variant: Variant) -> VariantState:
             Submission.variant_id == variant.id
         )
     ).all()
-    return VariantState.of(rows, variant.exercise.attempts)
+    return VariantState.of(rows, variant.exercise.attempts, variant.finished_at)
 
 
 @retry_conflicts

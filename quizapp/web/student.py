@@ -106,7 +106,7 @@ def render_exercise(
         submissions = result.submissions
     else:
         submissions = list(services.submission_rows(current_session(), variant.id))
-    state = services.VariantState.of(submissions, exercise.attempts)
+    state = services.VariantState.of(submissions, exercise.attempts, variant.finished_at)
     current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
@@ -128,6 +128,7 @@ def render_exercise(
             verdict=current.verdict if current is not None else None,
             parsed=current.parsed if current is not None else None,
             finished=state.finished,
+            exercise_points=exercise.points,
         )
     else:
         form_view = display.build_form_view(
