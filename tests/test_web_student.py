@@ -474,3 +474,34 @@ def test_typed_answer_reads_text_cells_and_parts() -> None:
     }
     assert typed_answer(MultiDict(parts)) == [("Part a", "2"), ("Part x-y", "[5, 6]")]
     assert typed_answer(MultiDict({"csrf_token": "t", "answer": "  "})) == []
+
+
+def test_an_answer_over_the_limits_is_refused_and_kept_in_the_form(app) -> None:
+    # A cell over 200 characters: refused (400, nothing stored), and every box keeps what was
+    # typed, the valid cells and the long one; a text over 20,000 characters stays in the box.
+    client = student(app)
+    url = "/exercises/02-matrices-and-maps/10-transpose-maps-back"
+    page = client.get(url).get_data(as_text=True)
+    long_cell = "1" * 201
+    resp = client.post(
+        url,
+        data={
+            "csrf_token": csrf_from(page),
+            "via": "cells",
+            "cell-0-0": long_cell,
+            "cell-1-0": "22/7",
+            "cell-2-0": "-13/9",
+        },
+    )
+    body = resp.get_data(as_text=True)
+    assert resp.status_code == 400 and "too long" in body
+    assert f'value="{long_cell}"' in body and 'value="22/7"' in body and 'value="-13/9"' in body
+    long_text = "1 " * 10_001
+    resp = client.post(
+        url, data={"csrf_token": csrf_from(page), "via": "text", "answer": long_text}
+    )
+    body = resp.get_data(as_text=True)
+    assert resp.status_code == 400 and "too long" in body
+    assert long_text.strip() in body
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []

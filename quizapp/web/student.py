@@ -383,9 +383,9 @@ def _answer(exercise_id: str) -> tuple[str, int]:
             variant=variant,
             for_variant=for_variant,
         )
-    except services.BadRequest as err:
+    except services.BadRequest as err:  # (too long, a grid of another shape): kept as typed
         return render_exercise(
-            page, VariantRow.of(variant), posted=None, error=err.message, status=400
+            page, VariantRow.of(variant), posted=posted, error=err.message, status=400
         )
     except (services.Conflict, services.Forbidden) as err:
         return render_exercise(page, posted=posted, error=err.message, status=err.status)
