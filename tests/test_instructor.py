@@ -497,6 +497,11 @@ def test_regrade_after_fixing_a_wrong_answer_key_uses_the_numbers_each_student_s
             )
         ).one()
         assert ana_variant.finished_at is None  # open again: 1 of 3 attempts used
+    # ana's page says her verdict is a regrade's, and what it was when she sent it.
+    from test_instructor_support import signed_in
+
+    page = signed_in(app, "ana").get(f"/exercises/{MAPS_BACK}").get_data(as_text=True)
+    assert "Regraded by your instructor: when you sent it, this answer was correct." in page
 
     with app.app_context():
         assert [(r.username, r.points) for r in inst.scoreboard(db.session).rows][:2] == [

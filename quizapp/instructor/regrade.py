@@ -471,6 +471,10 @@ def _regrade_in_transaction(
                         list(codes),
                     )
                 )
+            if verdict_changed and s.duplicate_of_id is None:
+                # The student's page says the verdict is a regrade's, and what it was when sent.
+                was = (s.verdict or {}).get("regraded", {}).get("was", s.status)
+                vdict = {**vdict, "regraded": {"at": now.isoformat(), "was": was}}
             if verdict_changed or vdict != s.verdict:
                 history.append(
                     {
