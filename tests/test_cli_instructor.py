@@ -82,14 +82,14 @@ def test_regrade_command_dry_run_then_real(app) -> None:
     sync(app)
     dry = run("regrade", DECK, "--dry-run")
     assert dry.exit_code == 0
-    assert "Dry run (nothing saved)" in dry.output and "would change 1 verdicts" in dry.output
+    assert "Dry run (nothing saved)" in dry.output and "would change 1 verdict" in dry.output
     assert "ana, variant 1): partial 0.5 -> correct 1" in dry.output
-    assert "1 variants graded with a new answer key" in dry.output
+    assert "1 variant graded with a new answer key" in dry.output
     assert stored_submissions(app)[0]["status"] == "partial"
     real = run("regrade", DECK)
     assert real.exit_code == 0
     assert (
-        "changed 1 verdicts (unchanged: " in real.output and "and 1 students' points" in real.output
+        "changed 1 verdict (unchanged: " in real.output and "and 1 student's points" in real.output
     )
     assert "ana: 5 -> 10 points (solved: no -> yes)" in real.output
     assert stored_submissions(app)[0]["status"] == "correct"

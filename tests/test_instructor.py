@@ -768,7 +768,7 @@ def test_a_regrade_after_a_change_of_kind_says_the_old_variants_keep_their_key(a
     with app.app_context():
         dry = inst.regrade_exercise(db.session, DECK, dry_run=True)
         assert dry.other_kind == 1 and dry.unkeyable == [] and dry.changed == 0
-        assert "1 variants were drawn by another kind" in dry.text()
+        assert "1 variant drawn by another kind" in dry.text()
         done = inst.regrade_exercise(db.session, DECK, reviewed=dry.plan_digest())
         assert done.other_kind == 1 and not done.stale
     assert [s["status"] for s in stored_submissions(app)] == ["correct"]

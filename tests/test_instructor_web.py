@@ -308,7 +308,7 @@ def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
     assert [s["status"] for s in stored_submissions(app)] == ["correct"]
     done = prof.post(DECK_URL + "/regrade", data={"csrf_token": token})
     body = _page(done)
-    assert "Regraded" in body and "1 verdicts changed" in body
+    assert "Regraded" in body and "1 verdict changed" in body
     assert [s["status"] for s in stored_submissions(app)] == ["partial"]
     assert "before regrade: correct" in _page(prof.get("/instructor/students/1"))
     stored = re.search(
@@ -316,7 +316,7 @@ def test_regrade_button_needs_csrf_and_shows_the_summary(app) -> None:
     )
     assert stored is not None
     again = _page(prof.get(stored.group(1)))
-    assert "1 verdicts changed" in again and "correct 100%" in again and "partial 50%" in again
+    assert "1 verdict changed" in again and "correct 100%" in again and "partial 50%" in again
     assert prof.get("/instructor/regrades/999").status_code == 404
 
 
@@ -567,7 +567,7 @@ def test_the_apply_button_applies_only_the_dry_run_it_was_shown_with(app) -> Non
     token = csrf_from(prof.get(DECK_URL).get_data(as_text=True))
     _deck_at(app, 7)
     dry = _page(prof.post(DECK_URL + "/regrade", data={"csrf_token": token, "dry_run": "1"}))
-    assert "1 verdicts would change" in dry
+    assert "1 verdict would change" in dry
     reviewed = re.search(r'name="reviewed" value="([0-9a-f]{32})"', dry)
     assert reviewed is not None
     # Between the dry run and the click, ben answers under the loose version (a sync back and

@@ -49,8 +49,9 @@ def _load(path: Path) -> Bank:
 
 
 def _plural(n: int, word: str) -> str:
-    plural = {"quiz": "quizzes"}.get(word, word + "s")
-    return f"{n} {word if n == 1 else plural}"
+    from quizapp.services.text import counted
+
+    return counted(n, word, {"quiz": "quizzes"}.get(word))
 
 
 def _course_file_problems(path: Path, bank: Bank) -> list[str]:

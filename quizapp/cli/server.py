@@ -38,6 +38,7 @@ def _sync(
     the course's archives nothing unless ``archive_missing`` is True (``services.sync_bank``)."""
     from quizapp import services
     from quizapp.models import current_session
+    from quizapp.services.text import counted
 
     bank_root = Path(app.config["QUIZAPP_EXERCISES"]).resolve()
     root = Path(path).resolve() if path else bank_root
@@ -59,8 +60,8 @@ def _sync(
             ", ..." if len(report.kept_missing) > 5 else ""
         )
         click.echo(
-            f"  {len(report.kept_missing)} live exercises are not in {root} and were left live "
-            f"({shown}): it is not the course's bank ({bank_root}). Run with --archive-missing "
+            f"  Left live, not in {root}: {counted(len(report.kept_missing), 'exercise')} "
+            f"({shown}); it is not the course's bank ({bank_root}). Run with --archive-missing "
             "to archive them."
         )
     return report

@@ -29,6 +29,7 @@ from quizapp.models_instructor import Regrade, VerdictHistory
 from quizapp.services import totals
 from quizapp.services.part_answers import best_parts
 from quizapp.services.points import apply_best, best_attempt, credited
+from quizapp.services.text import counted
 
 log = logging.getLogger(__name__)
 
@@ -177,13 +178,15 @@ class RegradeSummary:
     def text(self) -> str:
         """A human-readable summary (what the CLI prints)."""
         verb = "would change" if self.dry_run else "changed"
+        students = counted(len(self.progress_changes), "student's", "students'")
         lines = [
             ("Dry run (nothing saved): regrade" if self.dry_run else "Regrade")
             + f" of {self.exercise_id} against version {self.version_hash[:12]}: "
-            f"{self.regraded} graded submissions re-run; {verb} {self.changed} verdicts "
-            f"(unchanged: {self.unchanged}) and {len(self.progress_changes)} students' points"
+            f"{counted(self.regraded, 'graded submission')} re-run; {verb} "
+            f"{counted(self.changed, 'verdict')} (unchanged: {self.unchanged}) and "
+            f"{students} points"
             + (
-                f"; {self.skipped_invalid} invalid answers left as they were"
+                f"; {counted(self.skipped_invalid, 'invalid answer')} left as they were"
                 if self.skipped_invalid
                 else ""
             )
@@ -191,14 +194,14 @@ class RegradeSummary:
         ]
         if self.rekeyed:
             lines.append(
-                f"  {self.rekeyed} variants graded with a new answer key (from the numbers each "
-                "student saw; nothing is drawn again)."
+                f"  {counted(self.rekeyed, 'variant')} graded with a new answer key (from the "
+                "numbers each student saw; nothing is drawn again)."
             )
         if self.other_kind:
             lines.append(
-                f"  {self.other_kind} variants were drawn by another kind than the current "
+                f"  {counted(self.other_kind, 'variant')} drawn by another kind than the current "
                 "version's: each keeps its own answer key (the new kind cannot compute it from "
-                "their numbers); only the current tolerance and partial credit apply to them."
+                "its numbers); only the current tolerance and partial credit apply."
             )
         for u in self.unkeyable:
             lines.append(f"  not regraded: {u}")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 import quizapp.services.totals as totals
 from quizapp.services.points import exercise_points_sql
 from quizapp.services.schedules import store_late_periods
+from quizapp.services.text import counted
 from quizapp.services.transactions import begin_write
 
 log = logging.getLogger(__name__)
@@ -54,12 +55,15 @@ class SyncReport:
     def summary(self) -> str:
         """One line: counts of each outcome."""
         return (
-            f"{len(self.quizzes)} quizzes, {len(self.added)} exercises added, "
+            f"{counted(len(self.quizzes), 'quiz', 'quizzes')}, "
+            f"{counted(len(self.added), 'exercise')} added, "
             f"{len(self.updated)} updated, {len(self.unchanged)} unchanged, "
             f"{len(self.archived)} archived, {len(self.restored)} restored, "
-            f"{len(self.errors)} errors"
+            f"{counted(len(self.errors), 'error')}"
             + (
                 f" ({len(self.kept_previous)} kept their previous version)"
+                if len(self.kept_previous) > 1
+                else " (1 kept its previous version)"
                 if self.kept_previous
                 else ""
             )

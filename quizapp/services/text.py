@@ -79,3 +79,9 @@ def name_problem(text: str, what: str) -> str | None:
 def db_safe(text: str) -> bool:
     """False if ``text`` holds characters a database text column cannot store (NUL, surrogates)."""
     return "\x00" not in text and not any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` in its number: ``1 exercise``, ``2 exercises`` (``plural``: when
+    not ``word + "s"``, e.g. ``quizzes``, ``verdicts``)."""
+    return f"{n} {word if n == 1 else (plural or word + 's')}"

@@ -173,6 +173,7 @@ def _load_user(alternative_id: str) -> User | None:
 
 def _register_template_helpers(app: Flask) -> None:
     from quizapp import page
+    from quizapp.services.text import counted
     from quizapp.web import display
 
     # Every {{ ... }} output passes through finalize before escaping: lone surrogates (valid in a
@@ -188,6 +189,7 @@ def _register_template_helpers(app: Flask) -> None:
     app.jinja_env.filters["mathml"] = page.value_html
     app.jinja_env.filters["reflow"] = display.reflow
     app.jinja_env.filters["breakable"] = display.breakable
+    app.jinja_env.filters["counted"] = counted
 
     from quizapp import coursetime
 
