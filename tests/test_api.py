@@ -254,6 +254,16 @@ def test_unknown_exercise_and_endpoint_404(client, tok) -> None:
     assert resp.status_code == 404
 
 
+def test_an_endpoint_asked_with_a_method_it_does_not_take_is_405_with_allow(client, tok) -> None:
+    url = "/api/v1/exercises/01-linear-systems/05-deck-system/submissions"
+    for method in ("PUT", "DELETE", "PATCH"):
+        resp = client.open(url, method=method, json={"answer": "1"}, headers=auth(tok))
+        assert resp.status_code == 405, method
+        assert resp.headers["Allow"] == "GET, POST"
+        assert resp.get_json()["error"] == (f"This endpoint does not take {method}: use GET, POST.")
+    assert client.put("/api/v1/nothing-here", headers=auth(tok)).status_code == 404
+
+
 def test_quiz_not_open_yet_is_403(app, client, tok) -> None:
     from datetime import UTC, datetime, timedelta
 

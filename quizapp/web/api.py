@@ -28,6 +28,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
 from werkzeug.exceptions import BadRequest as HTTPBadRequest
+from werkzeug.exceptions import HTTPException
 from wtforms import ValidationError
 
 from quizapp import coursetime, services
@@ -457,6 +458,26 @@ def progress() -> Response:
     )
 
 
-@bp.route("/<path:anything>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+@bp.route("/<path:anything>", methods=list(_METHODS))
 def not_found(anything: str) -> tuple[Response, int]:
+    """404 for a path no endpoint has; 405 with ``Allow`` for an endpoint's path asked with a
+    method it does not take (this catch-all would otherwise answer 404 for it)."""
+    adapter = current_app.url_map.bind_to_environ(request.environ)
+    allowed = []
+    for method in _METHODS:
+        try:
+            endpoint, _ = adapter.match(method=method)
+        except HTTPException:
+            continue
+        if endpoint != "api.not_found":
+            allowed.append(method)
+    if allowed:
+        response = jsonify(
+            {"error": f"This endpoint does not take {request.method}: use {', '.join(allowed)}."}
+        )
+        response.headers["Allow"] = ", ".join(allowed)
+        return response, 405
     return jsonify({"error": "There is no such API endpoint."}), 404
