@@ -224,6 +224,12 @@ def test_preview_at_seed_7_and_try_an_answer_stores_nothing(app) -> None:
     assert "<strong>incorrect</strong>" in _page(wrong)
     empty = prof.post(DECK_URL + "/preview?seed=7", data={"csrf_token": token, "answer": " "})
     assert empty.status_code == 400
+    # Over the students' limit: the preview page says so, with the answer still in its box.
+    long = "1 " * 10_001
+    over = prof.post(DECK_URL + "/preview?seed=7", data={"csrf_token": token, "answer": long})
+    assert over.status_code == 400
+    assert "too long" in _page(over) and "Worked solution" in _page(over)
+    assert long.strip() in _page(over)
     assert prof.post(DECK_URL + "/preview?seed=7", data={"answer": "2, 5"}).status_code == 400
     assert prof.get(DECK_URL + "/preview?seed=-1").status_code == 400
     assert prof.get("/instructor/exercises/01-linear-systems/nope/preview").status_code == 404

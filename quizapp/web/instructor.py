@@ -295,8 +295,14 @@ def preview(quiz_id: str, name: str) -> tuple[str, int]:
             texts = [posted]
         answer = posted
         if any(len(t) > services.MAX_ANSWER_CHARS for t in texts):
-            abort(400, f"The answer is too long (at most {services.MAX_ANSWER_CHARS} characters).")
-        if not any(t.strip() for t in texts):
+            status = 400  # shown on the preview, with the answer kept in its box
+            verdict = {
+                "status": "invalid",
+                "score": 0.0,
+                "message": f"The answer is too long (at most {services.MAX_ANSWER_CHARS} "
+                "characters, as for a student); it was not graded.",
+            }
+        elif not any(t.strip() for t in texts):
             status = 400
             verdict = {"status": "invalid", "score": 0.0, "message": "Type an answer first."}
         else:
