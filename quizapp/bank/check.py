@@ -12,8 +12,11 @@ given as the prompt says (rounded, or as exact fractions; :mod:`quizapp.bank.pre
 and shaped as its form says, graded correct with no mistake named), its follow-through
 expressions give the true values from the true earlier values, and an answer carried forward
 from a wrong earlier part earns the follow-through credit.  Across seeds: the variants really
-vary (not all identical).  A warning, not a failure: the seeds where two named mistakes give the
-same answer (:func:`quizapp.bank.distinct.coinciding_mistakes`), counted per exercise.
+vary (not all identical).  Warnings, not failures: the seeds where two named mistakes give the
+same answer (:func:`quizapp.bank.distinct.coinciding_mistakes`), counted per exercise; and a
+``choice`` variable of an ``expression`` exercise that never takes one of its values in the
+seeds checked though it would be expected many times (:func:`unseen_choices`: a ``require``
+line, or the redraw that keeps named mistakes apart, rules those variants out).
 """
 
 from __future__ import annotations
@@ -334,9 +337,15 @@ def check_exercise(
     seeds = list(seeds)
     coincide: dict[tuple[str, str], list[int]] = {}  # pair of codes -> the seeds
     coincide_seeds = 0
+    choices = _scalar_choices(exercise)
+    drawn: dict[str, set[float]] = {name: set() for name in choices}
     for i, seed in enumerate(seeds):
         v, fails = check_variant(exercise, seed)
         if v is not None:
+            for name in choices:
+                value = np.asarray(v.values.get(name, np.nan), dtype=float)
+                if value.size == 1:
+                    drawn[name].add(float(value.reshape(-1)[0]))
             pairs = coinciding_mistakes(v) if any(f.warning for f in fails) else []
             for pair in pairs:
                 coincide.setdefault(pair, []).append(seed)
@@ -392,6 +401,8 @@ def check_exercise(
                 warning=True,
             )
         )
+    for message in unseen_choices(choices, drawn, count):
+        failures.append(CheckFailure(exercise.id, None, message, count=0, warning=True))
     if count >= 2 and len(prints) == 1:
         failures.append(
             CheckFailure(
@@ -399,6 +410,50 @@ def check_exercise(
             )
         )
     return failures
+
+
+#: A ``choice`` value is reported as never drawn only when at least this many draws of it were
+#: expected in the seeds checked (chance alone then misses it with probability below e^-10).
+UNSEEN_EXPECTED = 10
+
+
+def _scalar_choices(exercise: Exercise) -> dict[str, list[float]]:
+    """The scalar ``choice:`` variables of an ``expression`` exercise: name -> its list."""
+    spec = exercise.params
+    if not isinstance(spec, ExpressionSpec):
+        return {}
+    return {
+        name: [float(c) for c in var.choice]
+        for name, var in spec.variables.items()
+        if var.choice is not None and var.matrix is None and var.vector is None
+    }
+
+
+def unseen_choices(
+    choices: dict[str, list[float]], drawn: dict[str, set[float]], count: int
+) -> list[str]:
+    """A message per ``choice`` variable with values never drawn in ``count`` variants though
+    each was expected at least :data:`UNSEEN_EXPECTED` times (``count`` x its share of the
+    list): the exercise's constraints rule those variants out, which its author may not mean
+    (an edited answer key whose mistakes coincide for a whole class of variants)."""
+    out = []
+    for name, values in choices.items():
+        missing = sorted(
+            {
+                v
+                for v in values
+                if v not in drawn.get(name, set())
+                and count * values.count(v) / len(values) >= UNSEEN_EXPECTED
+            }
+        )
+        if missing:
+            shown = ", ".join(f"{v:g}" for v in missing)
+            out.append(
+                f"variable {name} never took {shown} in {count} variants (its choice lists "
+                f"{len(values)} values): a require line, or the redraw that keeps named mistakes "
+                "apart, rules those variants out"
+            )
+    return out
 
 
 def _seeds_text(seeds: list[int], shown: int = 3) -> str:

@@ -130,7 +130,7 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
     failure): the seeds of each exercise where two named mistakes give the same answer.  --jobs
     checks the exercises in several processes (the same checks, the same output).
     """
-    from quizapp.bank.check import check_exercise, check_in_processes
+    from quizapp.bank.check import COINCIDE, check_exercise, check_in_processes
 
     if not path.exists():
         raise click.UsageError(f"{path} does not exist")
@@ -166,10 +166,11 @@ def check(path: Path, n_seeds: int, jobs: int) -> None:
     if bank.errors:
         summary += f", {_plural(len(bank.errors), 'file problem')}"
     click.echo(summary + ".")
-    if warnings:
-        seeds = sum(w.count for w in warnings)
+    coinciding = [w for w in warnings if COINCIDE in w.message]
+    if coinciding:
+        seeds = sum(w.count for w in coinciding)
         click.echo(
-            f"Warning: in {_plural(len(warnings), 'exercise')}, {_plural(seeds, 'seed')} have "
+            f"Warning: in {_plural(len(coinciding), 'exercise')}, {_plural(seeds, 'seed')} have "
             "named mistakes that give the same answer (not a failure).",
             err=True,
         )
