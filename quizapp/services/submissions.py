@@ -496,7 +496,7 @@ def submit(
         variant=variant,
         verdict=vdict,
         attempts=state.attempts,
-        attempts_left=max(0, state.attempts - attempts_used),
+        attempts_left=0 if state.closed and not solved else max(0, state.attempts - attempts_used),
         used_attempt=used,
         duplicate=earlier is not None,
         solved=solved,
