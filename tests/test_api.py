@@ -356,3 +356,18 @@ def test_exercise_whose_stored_yaml_no_longer_loads_is_503_not_500(app, client, 
     login(web, "ana")
     page = web.get(f"/exercises/{DECK}")
     assert page.status_code == 503 and "cannot be shown" in page.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"answer": ""}, {"answer": "  \n "}, {"cells": [[""], ["  "]]}],
+)
+def test_an_empty_answer_is_refused_like_the_forms_and_nothing_is_stored(
+    app, client, tok, body
+) -> None:
+    url = "/api/v1/exercises/01-linear-systems/05-deck-system/submissions"
+    resp = client.post(url, json=body, headers=auth(tok))
+    assert resp.status_code == 400
+    assert resp.get_json()["error"].startswith("The answer is empty")
+    with app.app_context():
+        assert db.session.query(Submission).count() == 0

@@ -382,7 +382,26 @@ def _answer_body() -> tuple[str | list[list[Any]] | dict[str, Any], int | None]:
         answer = body["cells"]
         if not isinstance(answer, list) or not all(isinstance(r, list) for r in answer):
             raise ApiError(400, "'cells' must be a list of rows, each a list of cell texts.")
+    if _blank(answer):
+        # As the exercise form says it: nothing to grade, nothing stored, no attempt used.
+        raise ApiError(
+            400,
+            "The answer is empty: type an answer before submitting (it was not graded and "
+            "used no attempt).",
+        )
     return answer, for_variant
+
+
+def _blank(answer: Any) -> bool:
+    """True for a one-answer body with nothing typed: empty or blank text, or a grid whose
+    cells are all blank.  A grid with some cells typed is not blank (the verdict names its
+    empty cells); a multi-part body is left to the service."""
+    if isinstance(answer, str):
+        return not answer.strip()
+    if isinstance(answer, dict):  # (blank parts: the service's own 400, "at least one part")
+        return False
+    cells = [c for row in answer for c in row]  # (no cell at all: "the grid is empty")
+    return bool(cells) and all(isinstance(c, str) and not c.strip() for c in cells)
 
 
 @bp.route("/exercises/<quiz_id>/<name>/submissions", methods=["POST"])
