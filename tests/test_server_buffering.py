@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quizapp.cli.buffering import BufferedSocket, Rejected, RequestScanner
+from quizapp.cli.buffering import BufferedSocket, Rejected, RequestScanner, rejection
 
 GET = b"GET /login HTTP/1.1\r\nHost: x\r\n\r\n"
 POST = b"POST /api/v1/token HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\nhello world"
@@ -149,3 +149,25 @@ def test_gunicorn_run_directly_finds_the_worker_by_its_dotted_path() -> None:
         buffering.HEADER_TIMEOUT,
         buffering.BODY_TIMEOUT,
     )
+
+
+def test_an_early_refusal_of_an_api_request_is_the_apis_json_error() -> None:
+    import json as _json
+
+    scanner = RequestScanner(max_body=10)
+    with pytest.raises(Rejected) as err:
+        scanner.feed(b"POST /api/v1/token HTTP/1.1\r\nContent-Length: 300\r\n\r\n")
+    assert scanner.target == b"/api/v1/token"
+    response = rejection(err.value, scanner.target)
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 Content Too Large\r\n")
+    assert b"Content-Type: application/json\r\n" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    assert _json.loads(body) == {"error": "The request body exceeds 10 bytes."}
+    # Elsewhere the refusal stays plain text; a request line not yet whole has no target.
+    page = rejection(err.value, b"/login")
+    assert b"Content-Type: text/plain; charset=utf-8" in page
+    assert page.endswith(b"\r\n\r\nThe request body exceeds 10 bytes.\n")
+    partial_line = RequestScanner()
+    partial_line.feed(b"GET /api/v1/pro")
+    assert partial_line.target == b""

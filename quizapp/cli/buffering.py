@@ -31,6 +31,7 @@ TLS: the proxy terminates HTTPS).
 
 from __future__ import annotations
 
+import json
 import selectors
 import socket
 import time
@@ -68,6 +69,23 @@ class Rejected(Exception):
         self.message = message
 
 
+def rejection(err: Rejected, target: bytes = b"") -> bytes:
+    """The whole HTTP/1.1 response refusing a request early with ``err`` (413, 431, 408):
+    ``{"error": message}`` as JSON for a request-target under ``/api/`` (the JSON API's error
+    shape, docs/json-api.md), else plain text; the connection closes after it."""
+    if target.startswith(b"/api/"):
+        body = (json.dumps({"error": err.message}) + "\n").encode()
+        kind = "application/json"
+    else:
+        body = (err.message + "\n").encode()
+        kind = "text/plain; charset=utf-8"
+    return (
+        f"HTTP/1.1 {err.status} {REASONS.get(err.status, 'Error')}\r\n"
+        f"Content-Type: {kind}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+
+
 class RequestScanner:
     """Tells, from the bytes received so far, whether they hold one complete HTTP/1.x request.
 
@@ -97,6 +115,15 @@ class RequestScanner:
     @property
     def headers_done(self) -> bool:
         return self.header_end is not None
+
+    @property
+    def target(self) -> bytes:
+        """The request-target of the request line received so far (``/api/v1/...``), or
+        ``b""`` before it is whole (RFC 9112 section 3: method SP request-target SP version)."""
+        end = self.data.find(b"\r\n")
+        line = bytes(self.data if end < 0 else self.data[:end]).lstrip(b"\r\n")
+        parts = line.split(b" ")
+        return parts[1] if len(parts) >= 3 else b""
 
     def feed(self, data: bytes) -> bool:
         """Append ``data``; True when the buffered bytes hold a whole request."""
@@ -431,14 +458,8 @@ def buffering_worker(
         def _reject(self, entry: _Reading, err: Rejected) -> None:
             """Answer ``err`` without blocking, then drain and close the connection."""
             raw = entry.conn.sock.raw
-            body = (err.message + "\n").encode()
-            head = (
-                f"HTTP/1.1 {err.status} {REASONS.get(err.status, 'Error')}\r\n"
-                "Content-Type: text/plain; charset=utf-8\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            ).encode()
             raw.setblocking(False)
-            self._send_now(raw, head + body)
+            self._send_now(raw, rejection(err, entry.scanner.target))
             self.log.info("%s %s from %s", err.status, err.message, entry.conn.client)
             try:
                 raw.shutdown(socket.SHUT_WR)
