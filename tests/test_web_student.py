@@ -505,3 +505,36 @@ def test_an_answer_over_the_limits_is_refused_and_kept_in_the_form(app) -> None:
     assert long_text.strip() in body
     with app.app_context():
         assert db.session.scalars(db.select(Submission)).all() == []
+
+
+def test_a_form_with_a_box_outside_the_answer_grid_is_refused_not_graded(app) -> None:
+    # A hand-made form: a fourth cell for the 3 x 1 grid, or a third row for a part's 2 x 1
+    # grid. Refused (400, nothing stored) as the API refuses a grid of another shape, where
+    # it was graded before without the extra cell.
+    client = student(app)
+    url = "/exercises/02-matrices-and-maps/10-transpose-maps-back"
+    page = client.get(url).get_data(as_text=True)
+    cells = {"cell-0-0": "1", "cell-1-0": "2", "cell-2-0": "3"}
+    resp = client.post(
+        url, data={"csrf_token": csrf_from(page), "via": "cells", **cells, "cell-3-0": "4"}
+    )
+    body = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400
+    assert "a box outside the answer grid (row 4, column 1)" in body and "no attempt" in body
+    assert 'value="2"' in body  # the typed cells stay
+    parts_url = "/exercises/03-transpose-and-products/15-transpose-is-not-the-inverse"
+    page = client.get(parts_url).get_data(as_text=True)
+    resp = client.post(
+        parts_url,
+        data={
+            "csrf_token": csrf_from(page),
+            "part-P-answer": "1",
+            "part-y-cell-0-0": "1",
+            "part-y-cell-1-0": "2",
+            "part-y-cell-2-0": "3",
+        },
+    )
+    body = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400 and "(part y, row 3, column 1)" in body
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []

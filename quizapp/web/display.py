@@ -622,6 +622,24 @@ def marked_answer(
 
 
 _CELL_FIELD = re.compile(r"cell-(\d{1,3})-(\d{1,3})")
+
+
+def stray_cell(form: Any, data: Any, prefix: str = "") -> tuple[int, int] | None:
+    """The first posted grid field (``<prefix>cell-r-c``, 0-based) outside the grid that
+    ``form`` shows, as (row, column) counting from 1, or None.  The page's own form never posts
+    one: a hand-made or stale form does, and its answer is refused, not graded without the
+    extra cells (the API refuses a grid of another shape the same way)."""
+    shape = grid_shape(form) if form.type != "choice" else None
+    rows, cols = shape if shape is not None else (0, 0)
+    for key in data.keys():
+        if not key.startswith(prefix):
+            continue
+        m = _CELL_FIELD.fullmatch(key[len(prefix) :])
+        if m and (int(m.group(1)) >= rows or int(m.group(2)) >= cols):
+            return int(m.group(1)) + 1, int(m.group(2)) + 1
+    return None
+
+
 _PART_FIELD = re.compile(r"part-(.+?)-(answer|cell-\d{1,3}-\d{1,3})")
 
 

@@ -346,6 +346,24 @@ def _answer(exercise_id: str) -> tuple[str, int]:
         posted = parts_view.read_posted_parts(part_forms, request.form, only=only)
     else:
         posted = display.read_posted_answer(form, request.form)
+    forms = (
+        [("", form)]
+        if part_forms is None
+        else [(f"part-{p.name}-", p.answer_form) for p in part_forms]
+    )
+    for prefix, one_form in forms:
+        stray = display.stray_cell(one_form, request.form, prefix)
+        if stray is not None:
+            where = f"part {prefix[5:-1]}, " if prefix else ""
+            return render_exercise(
+                page,
+                VariantRow.of(variant),
+                posted=posted,
+                error=f"The form has a box outside the answer grid ({where}row {stray[0]}, "
+                f"column {stray[1]}); the answer was not graded and used no attempt. Reload "
+                "the page and answer again.",
+                status=400,
+            )
     if _previewing():
         return _preview(page, variant, posted)
     if request.form.get("action", "submit") not in ("", "submit"):
