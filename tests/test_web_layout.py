@@ -16,9 +16,15 @@ from test_web_support import synced_app
 pytestmark = pytest.mark.browser
 
 MEASURE = """() => {
-  const out = {pageWidth: document.documentElement.scrollWidth, inputs: [], mathOverflow: []};
+  const out = {pageWidth: document.documentElement.scrollWidth, inputs: [], clipped: [],
+               mathOverflow: []};
   for (const el of document.querySelectorAll('table.grid input')) {
-    out.inputs.push(Math.round(el.getBoundingClientRect().right));
+    const right = el.getBoundingClientRect().right;
+    out.inputs.push(Math.round(right));
+    // a box its scrolling grid hides (in part) until the student scrolls it into view
+    if (right > el.closest('.table-wrap').getBoundingClientRect().right + 0.5) {
+      out.clipped.push(el.getAttribute('aria-label'));
+    }
   }
   for (const el of document.querySelectorAll('.math-display')) {
     if (el.scrollWidth > el.clientWidth + 1) {
@@ -29,6 +35,18 @@ MEASURE = """() => {
   }
   return out;
 }"""
+
+
+LONGEST_LABELS = """(label) => {
+  for (const th of document.querySelectorAll('table.grid tbody th')) th.textContent = label;
+}"""
+
+
+def longest_label() -> str:
+    """The widest row label a bundled kind draws (a token of a sentence, a query word)."""
+    from quizapp.bank.kinds._util import QUERY_WORDS, SENTENCES
+
+    return max([t for s in SENTENCES for t in s] + QUERY_WORDS, key=len)
 
 
 def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
@@ -58,10 +76,14 @@ def test_phone_layout_grid_fits_and_wide_math_scrolls(tmp_path: Path) -> None:
                 "04-retrieval-and-softmax/10-why-sqrt-d",  # a formula wider than a phone
             ):
                 page.goto(base + "/exercises/" + exercise)
+                # The variant drawn decides the row labels: measure with the longest the bank
+                # draws (a token, a query word), whatever this student's variant holds.
+                page.evaluate(LONGEST_LABELS, longest_label())
                 m = page.evaluate(MEASURE)
                 assert m["pageWidth"] <= 390, (exercise, m)  # nothing widens the page
                 if "why-sqrt-d" not in exercise:  # (a choice: no grid)
                     assert m["inputs"] and max(m["inputs"]) <= 390, (exercise, m)  # grid fits
+                    assert m["clipped"] == [], (exercise, m)  # every box shown whole
                 for overflow_x, right, tabindex, role, label in m["mathOverflow"]:
                     wide_seen += 1
                     assert overflow_x in ("auto", "scroll") and right <= 390, (exercise, m)
