@@ -158,3 +158,44 @@ def test_check_in_processes_finds_the_same(tmp_path) -> None:
     two = CliRunner().invoke(main, ["check", str(tmp_path), "--seeds", "40", "--jobs", "2"])
     assert one.exit_code == two.exit_code == 1
     assert one.stdout == two.stdout and "q/inv seed" in one.stdout
+
+
+def test_sample_in_processes_finds_the_same_as_one_process(tmp_path) -> None:
+    """``quizapp sync`` samples new versions in worker processes: the same problems, at the
+    same lines, by exercise, as sampling them here one after the other."""
+    from quizapp.bank import load_bank
+    from quizapp.bank.check import POOL_FROM, sample_in_processes, sample_problems
+
+    quiz = tmp_path / "q"
+    quiz.mkdir()
+    (quiz / "quiz.yaml").write_text("title: Q\n")
+    for i in range(POOL_FROM):
+        (quiz / f"good{i}.yaml").write_text(
+            f"title: G{i}\nkind: expression\nvariables:\n  a: {{integers: [1, 9]}}\n"
+            f"answer: {i + 2} * a\nprompt: 'Multiply {{{{ a }}}} by {i + 2}. Give exact values.'\n"
+        )
+    # Fails for the seeds that draw a = 1 (division by zero): some of 20, not seed 0 alone.
+    (quiz / "bad.yaml").write_text(
+        "title: B\nkind: expression\nvariables:\n  a: {integers: [1, 3]}\n"
+        "answer: 1 / (a - 1)\nprompt: 'Give 1/({{ a }} - 1). Give exact values.'\n"
+    )
+    bank = load_bank(tmp_path)
+    exercises = list(bank.exercises.values())
+    assert len(exercises) == POOL_FROM + 1
+
+    def shown(found: dict) -> dict[str, list[str]]:
+        return {eid: [str(p) for p in problems] for eid, problems in found.items()}
+
+    alone = shown({ex.id: sample_problems(ex, 20) for ex in exercises})
+    assert [eid for eid, problems in alone.items() if problems] == ["q/bad"]
+    (bad,) = alone["q/bad"]
+    # The seeds that fail are those drawing a = 1, read from a twin whose answer is a itself.
+    twin = load_exercise_source(
+        "q/bad", (quiz / "bad.yaml").read_text().replace("1 / (a - 1)", "a")
+    )
+    failing = sum(int(twin.generate(seed).values["a"]) == 1 for seed in range(20))
+    assert 0 < failing < 20
+    assert bad.startswith(f"{quiz / 'bad.yaml'}:5:")
+    assert f"fails for {failing} of 20 sampled seeds" in bad
+    assert shown(sample_in_processes(exercises, 20, jobs=2, root=tmp_path)) == alone
+    assert shown(sample_in_processes(exercises, 20, jobs=1)) == alone

@@ -72,6 +72,11 @@ class BankError(Exception):
     def __repr__(self) -> str:
         return f"BankError({str(self)!r})"
 
+    def __reduce__(self) -> tuple[type[BankError], tuple[str, int | None, int | None, str]]:
+        # Pickled by its fields (a worker process of ``quizapp sync`` returns it), not by the
+        # exception's one argument; ``errors`` is this problem alone again.
+        return BankError, (self.file, self.line, self.column, self.message)
+
     def sort_key(self) -> tuple[str, int, int]:
         return (self.file, self.line or 0, self.column or 0)
 

@@ -32,7 +32,11 @@ def _upgrade(app: Any) -> None:
 
 
 def _sync(
-    app: Any, path: Path | None, seeds: int | None = None, archive_missing: bool | None = None
+    app: Any,
+    path: Path | None,
+    seeds: int | None = None,
+    archive_missing: bool | None = None,
+    jobs: int = 0,
 ) -> Any:
     """Sync ``path`` (default: the course's bank, ``QUIZAPP_EXERCISES``).  Another folder than
     the course's archives nothing unless ``archive_missing`` is True (``services.sync_bank``)."""
@@ -51,6 +55,7 @@ def _sync(
             app.config["QUIZAPP_TIMEZONE"],
             seeds=seeds,
             archive_missing=archive_missing,
+            jobs=jobs,
         )
     click.echo(f"Synced {root}: {report.summary()}")
     for err in report.errors:
@@ -261,7 +266,15 @@ def rate_limit_warning(config: Any, workers: int) -> str | None:
     "folder than the course's (default: archive them when PATH is the course's bank, unless "
     "that would archive every one).",
 )
-def sync(path: Path | None, seeds: int, archive_missing: bool | None) -> None:
+@click.option(
+    "--jobs",
+    "-j",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 64),
+    help="Processes that sample the new versions (0: one per core).",
+)
+def sync(path: Path | None, seeds: int, archive_missing: bool | None, jobs: int) -> None:
     """Sync the exercise bank (default: the exercises folder) into the database.
 
     New exercises are added, changed ones get a new version, removed ones are archived.  A file
@@ -271,10 +284,11 @@ def sync(path: Path | None, seeds: int, archive_missing: bool | None) -> None:
     line, and the exit status is 1.  A folder holding none of the course's live exercises
     archives nothing (exit status 1) unless --archive-missing is given; a PATH other than the
     course's bank (QUIZAPP_EXERCISES) archives nothing unless --archive-missing is given.
+    The new versions are sampled in one process per core (--jobs) before anything is written.
     """
     app = _app()
     _upgrade(app)
-    report = _sync(app, path, seeds, archive_missing)
+    report = _sync(app, path, seeds, archive_missing, jobs)
     if report.errors:
         sys.exit(1)
 

@@ -102,6 +102,7 @@ def sync_bank(
     *,
     seeds: int | None = None,
     archive_missing: bool | None = None,
+    jobs: int = 1,
 ) -> SyncReport:
     """Make the database's quizzes and exercises match ``bank`` (from ``load_bank(root)``); commit.
 
@@ -121,7 +122,8 @@ def sync_bank(
       student a broken variant (``quizapp.bank.check.sample_problems``: it does not generate,
       its answer is empty or not finite, or the expected answer does not grade correct); a new
       exercise with such a problem is not added.  The error says where (file:line) and how many
-      seeds fail.
+      seeds fail.  ``jobs``: worker processes that sample the new versions (0: one per core;
+      ``quizapp.bank.check.sample_in_processes``), before the write transaction starts.
     - When an exercise's points change, ``progress.best_points`` is recomputed from ``best_score``
       (``points.exercise_points``: an override keeps its points) and each submission's
       ``points`` from its score and credit; a multi-part variant's parts keep their split
@@ -131,7 +133,7 @@ def sync_bank(
     """
     from sqlalchemy import insert  # (imported here: the module's imports are not this part's)
 
-    from quizapp.bank.check import SAMPLE_SEEDS, sample_problems
+    from quizapp.bank.check import SAMPLE_SEEDS, sample_in_processes
 
     report = SyncReport()
     root = root or Path(".")
@@ -152,10 +154,10 @@ def sync_bank(
     # fails for a sampled seed is not synced, as a file with errors.
     exercises = dict(bank.exercises)
     refused: dict[str, str] = {}
-    for ex in bank.exercises.values():
-        if seeds <= 0 or (ex.id, ex.content_hash) in versions:
-            continue
-        problems = sample_problems(ex, seeds)
+    new = [ex for ex in bank.exercises.values() if (ex.id, ex.content_hash) not in versions]
+    sampled = sample_in_processes(new, seeds, jobs, root) if seeds > 0 else {}
+    for ex in new:
+        problems = sampled.get(ex.id)
         if problems:
             del exercises[ex.id]
             refused[ex.id] = str(problems[0])
@@ -399,13 +401,14 @@ def sync_folder(
     *,
     seeds: int | None = None,
     archive_missing: bool | None = None,
+    jobs: int = 1,
 ) -> SyncReport:
     """``load_bank(root, zone)`` then :func:`sync_bank`.  A missing folder archives nothing.
 
     ``zone``: the course time zone (``QUIZAPP_TIMEZONE``: an IANA name or ``ZoneInfo``; default
     UTC) in which the quizzes' wall-clock times are read; ``seeds``: how many seeds to sample per
     new version (default ``quizapp.bank.check.SAMPLE_SEEDS``); ``archive_missing``: what becomes
-    of live exercises the folder does not hold (:func:`sync_bank`)."""
+    of live exercises the folder does not hold, ``jobs``: processes that sample (:func:`sync_bank`)."""
     from quizapp.bank import load_bank
 
     root = Path(root)
@@ -414,5 +417,10 @@ def sync_folder(
         report.errors.append(f"{root}: the exercises folder does not exist")
         return report
     return sync_bank(
-        session, load_bank(root, zone), root, seeds=seeds, archive_missing=archive_missing
+        session,
+        load_bank(root, zone),
+        root,
+        seeds=seeds,
+        archive_missing=archive_missing,
+        jobs=jobs,
     )
