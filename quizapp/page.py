@@ -287,9 +287,15 @@ def _choices_html(form: Any) -> list[str] | None:
     return None
 
 
+#: The keys of a stored page that its answer key fills (:func:`_key_page`): what a student sees
+#: only once the variant is finished, and what a regrade that re-keys it renders again.
+KEY_PAGE_KEYS = ("solution", "expected_text", "expected_html")
+
+
 def _key_page(variant: Any) -> dict[str, Any]:
-    """What the answer key of ``variant`` puts on its page: ``solution``, ``expected_text`` and
-    ``expected_html`` (as :func:`render_page` describes them)."""
+    """What the answer key of ``variant`` puts on its page (:data:`KEY_PAGE_KEYS`):
+    ``solution``, ``expected_text`` and ``expected_html`` (as :func:`render_page` describes
+    them)."""
     from quizapp.bank import expected_answer_text
 
     form = variant.answer_form
@@ -337,11 +343,14 @@ def _part_page(variant: Any, part: Any) -> dict[str, Any]:
 def page_markup(page: dict[str, Any]) -> dict[str, Any]:
     """A stored page (from :func:`render_page`) with its HTML strings as ``Markup``, as the
     templates take them: ``prompt_html``, ``hints`` (list), ``choices`` (list or None),
-    ``solution`` (steps), ``expected`` (``{"text", "html"}``)."""
+    ``solution`` (steps), ``expected`` (``{"text", "html"}``).  A page read without its answer
+    key's keys (:data:`KEY_PAGE_KEYS`: an unfinished variant's page,
+    ``quizapp.services.page_rows``) has ``solution`` and ``expected`` None."""
 
     def mark(value: Any) -> Any:
         return None if value is None else Markup(value)
 
+    keyed = "solution" in page
     return {
         "title": page["title"],
         "prompt_html": Markup(page["prompt_html"]),
@@ -350,8 +359,12 @@ def page_markup(page: dict[str, Any]) -> dict[str, Any]:
         "solution": [
             {k: (v if k == "title" else mark(v)) for k, v in step.items()}
             for step in page["solution"]
-        ],
-        "expected": {"text": page["expected_text"], "html": mark(page["expected_html"])},
+        ]
+        if keyed
+        else None,
+        "expected": {"text": page["expected_text"], "html": mark(page["expected_html"])}
+        if keyed
+        else None,
         "parts": [
             {
                 "name": part["name"],

@@ -5,17 +5,20 @@ GET that builds no ORM object of them."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from sqlalchemy import event, update
-from test_web_support import student, synced_app, url_of
+from test_web_support import post_text, student, synced_app, url_of
 
 from quizapp import services
 from quizapp.models import Exercise, Progress, Quiz, Variant, db
 
 TWO = "01-linear-systems/06-two-by-two"
 PARTS = "01-linear-systems/06a-solve-and-check"
+#: What an unfinished variant's page is read without (its answer key's page).
+KEY_KEYS = ("solution", "expected_text", "expected_html")
 
 
 @pytest.fixture()
@@ -50,8 +53,13 @@ def test_rows_hold_the_values_of_the_orm_objects(app) -> None:
         _, variant = services.read_exercise_page(db.session, TWO, user)
         assert variant is not None
         stored = db.session.get(Variant, created.id)
-        assert variant == services.VariantRow.of(stored)
-        assert variant.page == stored.page and variant.record == stored.record
+        # Not finished: its page is read without the worked solution and expected answer
+        # (never shown before the variant is finished), everything else as stored.
+        shown = {k: v for k, v in stored.page.items() if k not in KEY_KEYS}
+        assert set(stored.page) - set(shown) == set(KEY_KEYS)
+        assert variant == replace(services.VariantRow.of(stored), page=shown)
+        assert variant.record == stored.record and not variant.keyed
+        assert services.with_key_page(db.session, variant) == services.VariantRow.of(stored)
         assert not variant.is_practice
         # What the page decodes of it is what the ORM object gives.
         assert services.stored_answer_form(variant) == services.stored_answer_form(stored)
@@ -137,3 +145,48 @@ def test_a_head_request_is_answered_as_a_get_and_grades_nothing(app) -> None:
         assert db.session.query(Submission).count() == 0
     page = client.get(url_of(TWO)).get_data(as_text=True)
     assert 'id="attempts-left">3<' in page
+
+
+@pytest.mark.parametrize("exercise_id", [TWO, PARTS])
+def test_a_finished_variant_is_read_with_its_whole_page(app, exercise_id: str) -> None:
+    """Once ``finished_at`` is set the read gives the stored page whole; a multi-part page's
+    parts are read whole either way (each part's key is shown only with the whole variant's)."""
+    with app.app_context():
+        user = _ana()
+        orm = db.session.get(Exercise, exercise_id)
+        created = services.get_or_create_variant(
+            db.session, user, orm, app.config["QUIZAPP_SEED_SECRET"]
+        )
+        vid, whole = created.id, dict(created.page)
+        db.session.commit()
+        _, open_row = services.read_exercise_page(db.session, exercise_id, user)
+        assert open_row.page.get("parts") == whole.get("parts")
+        assert not open_row.keyed and all(k not in open_row.page for k in KEY_KEYS)
+        db.session.execute(
+            update(Variant).where(Variant.id == vid).values(finished_at=services.utcnow())
+        )
+        db.session.commit()
+        _, done = services.read_exercise_page(db.session, exercise_id, user)
+        assert done.keyed and done.page == whole
+        assert services.with_key_page(db.session, done) is done  # nothing read again
+
+
+def test_a_variant_finished_without_finished_at_still_shows_its_solution(app) -> None:
+    """A variant out of attempts whose ``finished_at`` is not set (a database from before it
+    was kept, or cleared by hand) shows the worked solution and answer all the same: the page
+    reads the rest of the stored page when the submissions say it is finished."""
+    client = student(app, "bo")
+    client.get(url_of(TWO))
+    for guess in ("1, 1", "2, 2", "3, 3"):
+        assert post_text(client, TWO, guess).status_code == 200
+    finished = client.get(url_of(TWO)).get_data(as_text=True)
+    assert 'class="steps"' in finished  # the worked solution
+    with app.app_context():
+        db.session.execute(
+            update(Variant).where(Variant.exercise_id == TWO).values(finished_at=None)
+        )
+        db.session.commit()
+        _, row = services.read_exercise_page(db.session, TWO, services.find_user(db.session, "bo"))
+        assert not row.keyed
+    again = client.get(url_of(TWO)).get_data(as_text=True)
+    assert _without_tokens(again) == _without_tokens(finished)

@@ -59,7 +59,13 @@ from quizapp.services.errors import (
     ServiceError,
     Unavailable,
 )
-from quizapp.services.page_rows import ExerciseRow, QuizRow, VariantRow, read_exercise_page
+from quizapp.services.page_rows import (
+    ExerciseRow,
+    QuizRow,
+    VariantRow,
+    read_exercise_page,
+    with_key_page,
+)
 from quizapp.services.preview import PreviewResult, preview_answer
 from quizapp.services.progress import (
     ExerciseSummary,
@@ -137,6 +143,7 @@ __all__ = [
     "QuizRow",
     "VariantRow",
     "read_exercise_page",
+    "with_key_page",
     "Conflict",
     "ExerciseSummary",
     "Forbidden",

@@ -10,14 +10,18 @@ these rows, converted with ``ExerciseRow.of`` and ``VariantRow.of``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select
+from sqlalchemy import JSON, and_, bindparam, select
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from quizapp.models import Exercise, Quiz, User, Variant
+from quizapp.page import KEY_PAGE_KEYS
 from quizapp.services.variants import CURRENT_NUMBER, check_exercise_id, live_exercise
 
 
@@ -62,7 +66,12 @@ class ExerciseRow:
 @dataclass(frozen=True, slots=True)
 class VariantRow:
     """A stored variant as the exercise page reads it (``variants`` columns): what the student
-    is shown (``page``) and graded against (``record``), both as stored at creation."""
+    is shown (``page``) and graded against (``record``), both as stored at creation.
+
+    :func:`read_exercise_page` reads the ``page`` of a variant not finished (``finished_at``
+    NULL) without its answer key's keys (``quizapp.page.KEY_PAGE_KEYS``: the worked solution
+    and the expected answer, about half of its bytes), which such a page never shows;
+    :attr:`keyed` says whether they are there and :func:`with_key_page` reads them."""
 
     id: int
     user_id: int
@@ -73,6 +82,11 @@ class VariantRow:
     rekeyed_at: datetime | None
     record: dict[str, Any]
     page: dict[str, Any]
+
+    @property
+    def keyed(self) -> bool:
+        """The ``page`` holds its answer key's keys (a whole stored page)."""
+        return KEY_PAGE_KEYS[0] in self.page
 
     @property
     def is_practice(self) -> bool:
@@ -90,13 +104,54 @@ _EXERCISE_FIELDS = tuple(f for f in ExerciseRow.__dataclass_fields__ if f != "qu
 _VARIANT_FIELDS = tuple(VariantRow.__dataclass_fields__)
 
 _Q, _E, _V = Quiz.__table__, Exercise.__table__, Variant.__table__
+
+
+class _ShownPage(FunctionElement[Any]):
+    """``variants.page`` as the exercise page needs it: whole once the variant is finished
+    (``finished_at`` set), else without :data:`~quizapp.page.KEY_PAGE_KEYS`, removed in the
+    database (SQLite's ``json_remove``, PostgreSQL's ``jsonb -`` operator), so the worked
+    solution is neither sent to Python nor decoded there.  Decoding it was about 8 % of an
+    unfinished page's GET on SQLite (benchmarks/NOTES.md, issue 11).  Other databases read the
+    whole page."""
+
+    type = JSON()
+    inherit_cache = True
+    name = "shown_page"
+
+
+@compiles(_ShownPage)
+def _shown_page_whole(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(_V.c.page, **kw)
+
+
+@compiles(_ShownPage, "sqlite")
+def _shown_page_sqlite(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> str:
+    page = compiler.process(_V.c.page, **kw)
+    paths = ", ".join(f"'$.{key}'" for key in KEY_PAGE_KEYS)
+    finished = compiler.process(_V.c.finished_at, **kw)
+    return f"CASE WHEN {finished} IS NULL THEN json_remove({page}, {paths}) ELSE {page} END"
+
+
+@compiles(_ShownPage, "postgresql")
+def _shown_page_postgresql(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> str:
+    page = compiler.process(_V.c.page, **kw)
+    keys = " - ".join(f"'{key}'" for key in KEY_PAGE_KEYS)
+    finished = compiler.process(_V.c.finished_at, **kw)
+    return (
+        f"CASE WHEN {finished} IS NULL THEN CAST(CAST({page} AS JSONB) - {keys} AS JSON) "
+        f"ELSE {page} END"
+    )
+
+
 #: The exercise with its quiz and, when it exists, the student's current variant (the number in
-#: their progress row, 1 without one); parameters ``eid``, ``uid``.  Built once.
+#: their progress row, 1 without one; its page as :class:`_ShownPage` reads it); parameters
+#: ``eid``, ``uid``.  Built once.
 _PAGE_ROWS = (
     select(
         *(_E.c[name] for name in _EXERCISE_FIELDS),
         *(_Q.c[name] for name in _QUIZ_FIELDS),
-        *(_V.c[name] for name in _VARIANT_FIELDS),
+        *(_V.c[name] for name in _VARIANT_FIELDS if name != "page"),
+        _ShownPage().label("page"),
     )
     .select_from(
         _E.join(_Q, _Q.c.id == _E.c.quiz_id).outerjoin(
@@ -110,6 +165,7 @@ _PAGE_ROWS = (
     )
     .where(_E.c.id == bindparam("eid"))
 )
+_WHOLE_PAGE = select(_V.c.page).where(_V.c.id == bindparam("vid"))
 _NE, _NQ = len(_EXERCISE_FIELDS), len(_QUIZ_FIELDS)
 
 
@@ -129,3 +185,14 @@ def read_exercise_page(
     assert row is not None  # no row: live_exercise raised NotFound
     stored = row[_NE + _NQ :]
     return exercise, (VariantRow(*stored) if stored[0] is not None else None)
+
+
+def with_key_page(session: Session, variant: VariantRow) -> VariantRow:
+    """``variant`` with its whole stored page: itself when :attr:`VariantRow.keyed`, else with
+    the page read again in full (one primary-key SELECT; a page that shows the worked solution
+    of a variant whose ``finished_at`` is not set yet, e.g. one finished by its submissions
+    before a regrade recorded it).  Raises nothing of its own."""
+    if variant.keyed:
+        return variant
+    page = session.connection().execute(_WHOLE_PAGE, {"vid": variant.id}).scalar_one()
+    return replace(variant, page=page)

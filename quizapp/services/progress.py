@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -342,22 +343,26 @@ class QuizPosition:
     def next(self) -> PositionEntry | None:
         return self.exercises[self.index + 1] if self.index + 1 < self.count else None
 
-    @property
+    @cached_property
     def solved(self) -> int:
         return sum(1 for e in self.exercises if e.status == "solved")
 
-    @property
+    @cached_property
     def finished(self) -> int:
         """Exercises solved or out of attempts."""
         return sum(1 for e in self.exercises if e.status in ("solved", "out_of_attempts"))
 
+    @cached_property
+    def _points(self) -> tuple[float, float]:
+        return quiz_points((e.points, e.best_points, e.excused) for e in self.exercises)
+
     @property
     def points_earned(self) -> float:
-        return quiz_points((e.points, e.best_points, e.excused) for e in self.exercises)[0]
+        return self._points[0]
 
     @property
     def points_available(self) -> float:
-        return quiz_points((e.points, e.best_points, e.excused) for e in self.exercises)[1]
+        return self._points[1]
 
 
 #: The columns the exercise page reads of every exercise of the quiz, selected from the tables

@@ -190,6 +190,7 @@ def _register_template_helpers(app: Flask) -> None:
     app.jinja_env.filters["reflow"] = display.reflow
     app.jinja_env.filters["breakable"] = display.breakable
     app.jinja_env.filters["counted"] = counted
+    app.jinja_env.globals["grid_layout"] = display.grid_layout
 
     from quizapp import coursetime
 

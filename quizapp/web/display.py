@@ -60,6 +60,80 @@ class GridCell:
     invalid: bool = False  # the cell an invalid answer's problem is in
 
 
+#: What a cell's mark class says in words, after the cell's label (screen readers) or value.
+MARK_WORDS = {
+    "given": "given",
+    "mark-invalid": "cannot be read",
+    "mark-right": "right",
+    "mark-wrong": "wrong",
+}
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """How the ``answer_grid`` macro lays out one grid (see :func:`grid_layout`).
+
+    ``common``: ``"right"`` or ``"wrong"`` when a marked answer's cells are all graded and the
+    mark is said once, on the table (its class ``all-<common>`` and ``caption``), else None.
+    ``rows``: per row, its label (``""`` without one) and per cell the :class:`GridCell`, its
+    class (``given``, ``mark-invalid``, ``mark-right``, ``mark-wrong`` or ``""``) and that
+    class in words (:data:`MARK_WORDS`, ``""`` for none)."""
+
+    common: str | None
+    caption: str
+    has_row_labels: bool
+    has_col_labels: bool
+    rows: list[tuple[str, list[tuple[GridCell, str, str]]]]
+
+
+def grid_layout(
+    grid: list[list[GridCell]], row_labels: list[str], col_labels: list[str], marked: bool
+) -> GridLayout:
+    """The layout of an answer grid: ``grid`` is rows x columns of cells, ``row_labels`` and
+    ``col_labels`` their headers (a list without a non-empty label shows no header; a missing
+    row label shows as empty).  ``marked`` is True for a marked answer (text in the cells, not
+    inputs): when it has at least two graded cells and every one is right or wrong, the more
+    common mark (right on a tie) is said once on the table ("Every entry wrong unless marked
+    right") and only the other cells carry a mark.  A form's boxes (``marked`` False) each
+    carry their own mark.  Raises nothing."""
+    common: str | None = None
+    caption = ""
+    if marked:
+        marks = [cell.mark for row in grid for cell in row if not cell.given]
+        n_right = sum(1 for m in marks if m is True)
+        n_wrong = sum(1 for m in marks if m is False)
+        if len(marks) >= 2 and n_right + n_wrong == len(marks):
+            common = "right" if n_right >= n_wrong else "wrong"
+            caption = f"Every entry {common}"
+            if n_right and n_wrong:
+                caption += f" unless marked {'wrong' if common == 'right' else 'right'}"
+    most = True if common == "right" else False if common == "wrong" else None
+
+    def mark_class(cell: GridCell) -> str:
+        if cell.given:
+            return "given"
+        if common and cell.mark is most:
+            return ""
+        if cell.invalid:
+            return "mark-invalid"
+        return "mark-right" if cell.mark is True else "mark-wrong" if cell.mark is False else ""
+
+    rows = []
+    for r, row in enumerate(grid):
+        cells = []
+        for cell in row:
+            cls = mark_class(cell)
+            cells.append((cell, cls, MARK_WORDS.get(cls, "")))
+        rows.append((row_labels[r] if r < len(row_labels) else "", cells))
+    return GridLayout(
+        common=common,
+        caption=caption,
+        has_row_labels=any(row_labels),
+        has_col_labels=any(col_labels),
+        rows=rows,
+    )
+
+
 @dataclass
 class ChoiceView:
     value: str

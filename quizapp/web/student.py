@@ -91,8 +91,6 @@ def render_exercise(
         variant = VariantRow.of(result.variant)
     elif variant is None:
         exercise, variant = _current_rows(exercise.id)
-    # What the student is shown was rendered when the variant was created (never again).
-    page = page_markup(variant.page)
     form = services.stored_answer_form(variant)
     # The whole stored variant (expected answer, context) is decoded only when the page needs
     # it: a pick's right option once finished, an index form's count.  A multi-part variant's
@@ -107,6 +105,10 @@ def render_exercise(
     else:
         submissions = list(services.submission_rows(current_session(), variant.id))
     state = services.VariantState.of(submissions, exercise.attempts, variant.finished_at)
+    if state.finished:  # its worked solution and answer are shown: the whole stored page
+        variant = services.with_key_page(current_session(), variant)
+    # What the student is shown was rendered when the variant was created (never again).
+    page = page_markup(variant.page)
     current: services.SubmissionRow | None = result.submission if result else None
     if current is None and posted is None and submissions:
         current = submissions[-1]
