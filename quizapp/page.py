@@ -292,6 +292,12 @@ def _choices_html(form: Any) -> list[str] | None:
 KEY_PAGE_KEYS = ("solution", "expected_text", "expected_html")
 
 
+def has_key_page(page: dict[str, Any]) -> bool:
+    """True for a whole stored page; False for one read without :data:`KEY_PAGE_KEYS` (an
+    unfinished variant's page as ``quizapp.services.page_rows`` reads it)."""
+    return KEY_PAGE_KEYS[0] in page
+
+
 def _key_page(variant: Any) -> dict[str, Any]:
     """What the answer key of ``variant`` puts on its page (:data:`KEY_PAGE_KEYS`):
     ``solution``, ``expected_text`` and ``expected_html`` (as :func:`render_page` describes
@@ -350,7 +356,7 @@ def page_markup(page: dict[str, Any]) -> dict[str, Any]:
     def mark(value: Any) -> Any:
         return None if value is None else Markup(value)
 
-    keyed = "solution" in page
+    keyed = has_key_page(page)
     return {
         "title": page["title"],
         "prompt_html": Markup(page["prompt_html"]),

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, update
+from sqlalchemy import event, select, update
 from test_web_support import post_text, student, synced_app, url_of
 
 from quizapp import services
@@ -190,3 +190,27 @@ def test_a_variant_finished_without_finished_at_still_shows_its_solution(app) ->
         assert not row.keyed
     again = client.get(url_of(TWO)).get_data(as_text=True)
     assert _without_tokens(again) == _without_tokens(finished)
+
+
+def test_every_bundled_exercise_shows_the_same_page_from_the_read_without_its_key(app) -> None:
+    """The invariant: reading an unfinished variant's page without its worked solution and
+    expected answer changes nothing a student sees.  For every bundled exercise the first view
+    (the variant just drawn, its stored page whole) and the next (the page's read without its
+    answer key) are the same page."""
+    with app.app_context():
+        ids = sorted(db.session.scalars(select(Exercise.id).where(Exercise.archived.is_(False))))
+    assert len(ids) > 50
+    client = student(app, "bo")
+    client.get("/")
+    for exercise_id in ids:
+        first = client.get(url_of(exercise_id))
+        again = client.get(url_of(exercise_id))
+        assert first.status_code == again.status_code == 200, exercise_id
+        assert _without_tokens(first.get_data(as_text=True)) == _without_tokens(
+            again.get_data(as_text=True)
+        ), exercise_id
+    with app.app_context():
+        user = services.find_user(db.session, "bo")
+        for exercise_id in ids:
+            _, row = services.read_exercise_page(db.session, exercise_id, user)
+            assert row is not None and not row.keyed, exercise_id

@@ -21,7 +21,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from quizapp.models import Exercise, Quiz, User, Variant
-from quizapp.page import KEY_PAGE_KEYS
+from quizapp.page import KEY_PAGE_KEYS, has_key_page
 from quizapp.services.variants import CURRENT_NUMBER, check_exercise_id, live_exercise
 
 
@@ -86,7 +86,7 @@ class VariantRow:
     @property
     def keyed(self) -> bool:
         """The ``page`` holds its answer key's keys (a whole stored page)."""
-        return KEY_PAGE_KEYS[0] in self.page
+        return has_key_page(self.page)
 
     @property
     def is_practice(self) -> bool:
