@@ -164,10 +164,21 @@ def test_an_early_refusal_of_an_api_request_is_the_apis_json_error() -> None:
     assert b"Content-Type: application/json\r\n" in head
     assert f"Content-Length: {len(body)}".encode() in head
     assert _json.loads(body) == {"error": "The request body exceeds 10 bytes."}
-    # Elsewhere the refusal stays plain text; a request line not yet whole has no target.
-    page = rejection(err.value, b"/login")
-    assert b"Content-Type: text/plain; charset=utf-8" in page
-    assert page.endswith(b"\r\n\r\nThe request body exceeds 10 bytes.\n")
+    # Elsewhere the refusal is a small HTML page a browser shows; a request line not yet whole
+    # has no target.
+    page = rejection(err.value, b"/exercises/q/e")
+    head, _, body = page.partition(b"\r\n\r\n")
+    assert b"Content-Type: text/html; charset=utf-8\r\n" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    text = body.decode()
+    assert text.startswith("<!doctype html>")
+    assert "<title>413 Content Too Large" in text
+    assert "<p>The request body exceeds 10 bytes.</p>" in text
+    assert "Nothing was stored and no attempt was used" in text
+    assert "<link" not in text and "<script" not in text
+    # The message is escaped.
+    odd = rejection(Rejected(408, "The request <headers> did not arrive."), b"/login")
+    assert b"<p>The request &lt;headers&gt; did not arrive.</p>" in odd
     partial_line = RequestScanner()
     partial_line.feed(b"GET /api/v1/pro")
     assert partial_line.target == b""

@@ -8,6 +8,7 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
 from test_instructor_support import DECK, add_user, bank_app, instructor, signed_in, submit
 
 from quizapp import services
@@ -123,6 +124,45 @@ def test_invalid_utf8_in_a_form_post_is_refused_not_stored_as_percent_escapes(
     ok = client.post(
         "/exercises/" + DECK,
         data=f"csrf_token={token}&via=text&answer=2%2C%C2%A05",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert ok.status_code == 200
+    with app.app_context():
+        assert len(db.session.scalars(db.select(Submission)).all()) == 1
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["answer", "unrelated field", "before the token"],
+)
+def test_a_raw_non_utf8_byte_in_a_form_post_is_named_not_taken_for_a_missing_token(
+    tmp_path: Path, where: str
+) -> None:
+    """Werkzeug drops a URL-encoded body holding a raw non-UTF-8 byte whole, token and all: the
+    message names the encoding (not the token), and nothing is stored."""
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path)
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True)).encode()
+    body = {
+        "answer": b"csrf_token=" + token + b"&via=text&answer=2,5\xff",
+        "unrelated field": b"csrf_token=" + token + b"&via=text&answer=2,5&x=\xff",
+        "before the token": b"\xff&csrf_token=" + token + b"&via=text&answer=2,5",
+    }[where]
+    resp = client.post(
+        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
+    )
+    text = resp.get_data(as_text=True)
+    assert resp.status_code == 400
+    assert "not valid text (invalid UTF-8)" in text and "security token" not in text
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []
+    # Raw (unescaped) UTF-8 is valid and graded: "2, 5" with a raw non-breaking space.
+    ok = client.post(
+        "/exercises/" + DECK,
+        data=b"csrf_token=" + token + b"&via=text&answer=2,\xc2\xa05",
         content_type="application/x-www-form-urlencoded",
     )
     assert ok.status_code == 200

@@ -31,6 +31,7 @@ TLS: the proxy terminates HTTPS).
 
 from __future__ import annotations
 
+import html
 import json
 import selectors
 import socket
@@ -60,6 +61,21 @@ REASONS = {
 }
 
 
+#: The page of an early refusal outside the API: no stylesheet, script or link (the app, which
+#: builds those, never saw the request).
+_REJECTION_PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>{status} {reason} · quizapp</title></head>
+<body>
+<h1>{reason}</h1>
+<p>{message}</p>
+<p>Nothing was stored and no attempt was used. Go back to the previous page (your browser keeps
+what you typed) and try again.</p>
+</body>
+</html>
+"""
+
+
 class Rejected(Exception):
     """The request cannot be served: answer ``status`` with ``message`` and close."""
 
@@ -72,15 +88,20 @@ class Rejected(Exception):
 def rejection(err: Rejected, target: bytes = b"") -> bytes:
     """The whole HTTP/1.1 response refusing a request early with ``err`` (413, 431, 408):
     ``{"error": message}`` as JSON for a request-target under ``/api/`` (the JSON API's error
-    shape, docs/json-api.md), else plain text; the connection closes after it."""
+    shape, docs/json-api.md), else a small self-contained HTML page (a browser shows it; the
+    app's own error pages cannot be used, the request never reached the app); the connection
+    closes after it."""
+    reason = REASONS.get(err.status, "Error")
     if target.startswith(b"/api/"):
         body = (json.dumps({"error": err.message}) + "\n").encode()
         kind = "application/json"
     else:
-        body = (err.message + "\n").encode()
-        kind = "text/plain; charset=utf-8"
+        body = _REJECTION_PAGE.format(
+            status=err.status, reason=reason, message=html.escape(err.message)
+        ).encode()
+        kind = "text/html; charset=utf-8"
     return (
-        f"HTTP/1.1 {err.status} {REASONS.get(err.status, 'Error')}\r\n"
+        f"HTTP/1.1 {err.status} {reason}\r\n"
         f"Content-Type: {kind}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body

@@ -32,6 +32,13 @@ MESSAGES = {
 }
 
 
+#: The answer to a form post whose body is not valid UTF-8 and could not be read at all.
+NOT_UTF8_FORM = (
+    "The form could not be read: it is not valid text (invalid UTF-8). Nothing was stored and "
+    "no attempt was used; reload the page and type the answer again."
+)
+
+
 def wants_json() -> bool:
     """True for API paths (they always answer JSON)."""
     return request.path.startswith("/api/")
@@ -75,6 +82,10 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def _csrf(err: CSRFError) -> tuple[Response | str, int]:
+        if not g.get("form_utf8", True):
+            # Werkzeug drops a whole URL-encoded body holding a raw non-UTF-8 byte, token and
+            # all: the cause is the encoding, not the token (``student.check_form_encoding``).
+            return error_response(400, NOT_UTF8_FORM)
         return error_response(
             400,
             "The form's security token is missing or expired; reload the page and try again "

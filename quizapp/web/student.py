@@ -224,7 +224,8 @@ def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
 
 def check_form_encoding() -> None:
     """``before_request`` hook, run FIRST (before CSRF reads the form): remember in
-    ``g.form_utf8`` whether the URL-encoded form body holds only UTF-8 percent-escapes.
+    ``g.form_utf8`` whether the URL-encoded form body is UTF-8, in its raw bytes and in its
+    percent-escapes.
 
     Werkzeug decodes form values leniently (an invalid byte sequence is kept as its literal
     ``%FF`` escape), so a student's answer would be stored and graded as text they never typed.
@@ -239,7 +240,10 @@ def check_form_encoding() -> None:
         return
     raw = request.get_data(cache=True)
     try:
-        parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+        # Raw bytes first (Werkzeug drops the whole body when they are not UTF-8, so the CSRF
+        # check then finds no token: ``errors.NOT_UTF8_FORM`` names the real cause), then the
+        # percent-escapes (kept leniently by Werkzeug as their literal text).
+        parse_qsl(raw.decode("utf-8"), keep_blank_values=True, encoding="utf-8", errors="strict")
     except (UnicodeDecodeError, ValueError):
         g.form_utf8 = False
 
