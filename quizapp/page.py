@@ -302,12 +302,12 @@ def _key_page(variant: Any) -> dict[str, Any]:
     """What the answer key of ``variant`` puts on its page (:data:`KEY_PAGE_KEYS`):
     ``solution``, ``expected_text`` and ``expected_html`` (as :func:`render_page` describes
     them)."""
-    from quizapp.bank import expected_answer_text
+    from quizapp.bank import shown_answer_text
 
     form = variant.answer_form
     try:
         # a multi-part variant shows each part's answer with the part (``parts``)
-        text = "" if getattr(variant, "parts", None) else expected_answer_text(variant)
+        text = "" if getattr(variant, "parts", None) else shown_answer_text(variant)
     except Exception:  # noqa: BLE001 - a kind without a canonical text: show the value only
         text = ""
     expected_html = None

@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 from test_bank_kinds_helpers import exercise_specs, make_variant, text, tolerance_from_yaml
 
-from quizapp.bank.answers import expected_answer_text, grade_answer, parse_points
+from quizapp.bank.answers import (
+    denoised,
+    expected_answer_text,
+    grade_answer,
+    parse_points,
+    shown_answer_text,
+)
 from quizapp.bank.kinds._util import num_apart
+from quizapp.grading import Tolerance
 
 SPECS = exercise_specs()
 
@@ -252,3 +259,44 @@ def test_vector_typed_as_column() -> None:
     assert grade_answer(v, "[2; 5]").status == "correct"
     assert grade_answer(v, "2 5").status == "correct"
     assert grade_answer(v, [["2"], ["5"]]).status == "correct"
+
+
+# ------------------------------------------------------------------ the answer as shown
+
+
+@pytest.mark.parametrize("ex_id,data", SPECS, ids=[s[0] for s in SPECS])
+def test_shown_answer_text_is_correct_and_without_float_noise(ex_id: str, data: dict) -> None:
+    """What the finished page and the instructor's variant view show "as typed" grades correct
+    with full score, and is the full-precision text only when its rounding would not."""
+    for seed in range(30):
+        v = make_variant(data, seed, ex_id)
+        full, shown = expected_answer_text(v), shown_answer_text(v)
+        verdict = grade_answer(v, shown)
+        assert verdict.status == "correct" and verdict.score == 1.0, (seed, verdict.message)
+        if shown != denoised(full):
+            assert shown == full and grade_answer(v, denoised(full)).status != "correct"
+        for number in re.findall(r"\d+\.\d+", shown if shown != full else ""):
+            assert len(number.replace(".", "").lstrip("0")) <= 12, (seed, number)
+
+
+def test_a_solve_of_an_exact_system_is_shown_as_the_exact_answer() -> None:
+    """``np.linalg.solve`` gives ``[2.9999999999999973, 3.999999999999996]`` for (3, 4) and
+    ``8.9e-16`` for 0: the page shows ``[3, 4]`` and ``[0, 0]`` (the tester's report)."""
+    ex_id, data = next((i, d) for i, d in SPECS if d.get("kind") == "linear_system")
+    v = make_variant(data, 0, ex_id)
+    noisy = dataclasses.replace(v, expected=np.array([2.9999999999999973, 3.999999999999996]))
+    assert expected_answer_text(noisy) == "[2.9999999999999973, 3.999999999999996]"
+    assert shown_answer_text(noisy) == "[3, 4]"
+    zero = dataclasses.replace(v, expected=np.array([8.881784197001252e-16, -1.3e-15]))
+    assert shown_answer_text(zero) == "[0, 0]"
+    assert denoised("x = 0.1 + 1.23456789012345678e-5") == "x = 0.1 + 1.23456789012e-5"
+
+
+def test_the_shown_answer_keeps_full_precision_when_rounding_it_would_grade_wrong() -> None:
+    ex_id, data = next((i, d) for i, d in SPECS if d.get("kind") == "linear_system")
+    v = make_variant(data, 0, ex_id)
+    exact = dataclasses.replace(
+        v, expected=np.array([1 / 3, 2.0]), tolerance=Tolerance(rtol=0.0, atol=0.0)
+    )
+    assert shown_answer_text(exact) == "[0.3333333333333333, 2.0]"
+    assert grade_answer(exact, denoised("[0.3333333333333333, 2.0]")).status != "correct"

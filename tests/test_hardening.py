@@ -507,7 +507,7 @@ def test_preview_and_grade_never_show_a_traceback_on_a_broken_exercise(
 
     monkeypatch.setattr(answers, "expected_answer_text", boom)
     monkeypatch.setattr(answers, "grade_answer", boom)
-    monkeypatch.setattr(authoring, "expected_answer_text", boom)
+    monkeypatch.setattr(authoring, "shown_answer_text", boom)
     monkeypatch.setattr(grade, "grade_answer", boom)
     res = runner.invoke(main, ["preview", "q/fine", "--bank", str(bank)])
     assert res.exit_code == 1 and "cannot be shown: ValueError: expected value is empty" in (

@@ -623,7 +623,7 @@ def test_a_students_variant_is_shown_to_the_instructor_as_stored_after_a_sync(ap
     assert link is not None
     shown = _page(prof.get(link.group(1)))
     assert "<mn>16</mn>" in shown and "<mn>23</mn>" not in shown
-    assert "As typed: <code>[2.0, 5.0]</code>" in shown  # the stored key: x = 2, y = 5
+    assert "As typed: <code>[2, 5]</code>" in shown  # the stored key: x = 2, y = 5
     preview = re.search(r'href="([^"]*/preview\?seed=\d+)"', shown)
     assert preview is not None
     assert "<mn>23</mn>" in _page(prof.get(html.unescape(preview.group(1))))

@@ -146,3 +146,27 @@ def test_student_page_api_scoreboard_gradebook_and_lms_agree(app, seed: int) -> 
         for ex_id in in_quiz:
             assert listed[ex_id]["excused"] == ((name, ex_id) in excused)
     assert SEED_SECRET
+
+
+def test_course_totals_are_rounded_once_not_a_sum_of_float_totals(app) -> None:
+    """Per-quiz totals of 0.1 and 0.2 points add up to 0.30000000000000004 in floats; the
+    progress page and ``GET /api/v1/progress`` show the course total as stored points are
+    (6 decimals): 0.3."""
+    add_user(app, "ana")
+    with app.app_context():
+        by_quiz: dict[str, str] = {}
+        for ex in db.session.scalars(select(Exercise).order_by(Exercise.id)):
+            by_quiz.setdefault(ex.quiz_id, ex.id)
+        first, second = sorted(by_quiz.values())[:2]
+        prof = services.create_user(db.session, "prof", "correct horse", role="instructor")
+        set_override(db.session, first, "ana", 0.1, "by hand", by=prof)
+        set_override(db.session, second, "ana", 0.2, "by hand", by=prof)
+        user = services.find_user(db.session, "ana")
+        summaries = services.quiz_summaries(db.session, user)
+        assert sum(s.points_earned for s in summaries) == 0.1 + 0.2 != 0.3  # the noise
+        available = round(sum(float(e.points) for e in db.session.scalars(select(Exercise))), 6)
+        assert services.course_points(summaries) == (0.3, available)
+        token = services.create_api_token(db.session, user)
+    body = app.test_client().get("/api/v1/progress", headers={"Authorization": f"Bearer {token}"})
+    assert body.json["points_earned"] == 0.3
+    assert body.json["points_available"] == available

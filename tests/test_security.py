@@ -28,7 +28,7 @@ from test_web_support import (
 )
 
 from quizapp import services
-from quizapp.bank import expected_answer_text
+from quizapp.bank import expected_answer_text, shown_answer_text
 from quizapp.models import Submission, User, db
 from quizapp.page import format_number
 
@@ -73,9 +73,9 @@ def leak_needles(bank_variant: Any) -> list[str]:
     import numpy as np
 
     needles = []
-    text = expected_answer_text(bank_variant)
-    if len(text) >= 8:
-        needles.append(text)
+    for text in sorted({expected_answer_text(bank_variant), shown_answer_text(bank_variant)}):
+        if len(text) >= 8:
+            needles.append(text)
     for v in np.asarray(bank_variant.expected, dtype=float).ravel():
         shown = format_number(v)
         if len(re.sub(r"[^1-9]", "", shown.split("e")[0])) >= 4 and abs(v - round(v)) > 1e-6:
@@ -449,7 +449,7 @@ def test_expected_answer_hidden_until_finished_html_api_and_errors(
     page = body_of(client.get(url_of(exercise_id)))
     variant = app.test_client().get(f"{api}/variant", headers=auth).get_json()
     assert variant["finished"] is True
-    assert variant["expected"] == expected_answer_text(bank_variant_of(app, ALICE, exercise_id))
+    assert variant["expected"] == shown_answer_text(bank_variant_of(app, ALICE, exercise_id))
     assert any(n in page for n in needles)
 
 

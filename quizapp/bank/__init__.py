@@ -8,6 +8,7 @@ Pure: no Flask, no database.  Public API::
     derive_seed(secret, user_id, exercise_id, variant_number) -> int
     grade_answer(variant, answer) -> Verdict     # from quizapp.bank.answers
     expected_answer_text(variant) -> str         # idem
+    shown_answer_text(variant) -> str            # idem: without float noise, still correct
     preview_answer(variant, answer) -> AnswerPreview   # idem: how an answer is read, ungraded
 """
 
@@ -18,6 +19,7 @@ from quizapp.bank.answers import (
     expected_answer_text,
     grade_answer,
     preview_answer,
+    shown_answer_text,
 )
 from quizapp.bank.loader import (
     Bank,
@@ -50,4 +52,5 @@ __all__ = [
     "load_exercise_file",
     "load_exercise_source",
     "preview_answer",
+    "shown_answer_text",
 ]

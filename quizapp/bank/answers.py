@@ -35,6 +35,7 @@ import numpy as np
 
 from quizapp.bank import detectors as _detectors  # noqa: F401  (registers the detectors)
 from quizapp.bank.kinds._util import latex_row, num_apart
+from quizapp.bank.template import format_number
 from quizapp.bank.types import AnswerForm, Variant
 from quizapp.grading import (
     InvalidAnswer,
@@ -58,7 +59,14 @@ Answer = SingleAnswer | Mapping[str, Any]
 #: Why a multi-part answer to an exercise without parts is invalid (graded and previewed alike).
 _NOT_PARTS = "This exercise has one answer, not parts."
 
-__all__ = ["AnswerPreview", "expected_answer_text", "grade_answer", "preview_answer"]
+__all__ = [
+    "AnswerPreview",
+    "denoised",
+    "expected_answer_text",
+    "grade_answer",
+    "preview_answer",
+    "shown_answer_text",
+]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -492,6 +500,31 @@ def expected_answer_text(variant: Variant) -> str:
         pts = exp.reshape(form.count, -1)
         return "\n".join("(" + ", ".join(repr(float(v)) for v in p) + ")" for p in pts)
     return _text(exp)
+
+
+#: A number in an answer's text (what :func:`shown_answer_text` rounds).
+_NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def denoised(text: str) -> str:
+    """``text`` with each decimal number as ``quizapp.bank.template.format_number(x, 12)``
+    shows it: floating-point noise gone (``2.9999999999999973`` -> ``3``,
+    ``8.881784197001252e-16`` -> ``0``), 12 significant digits at most.  Display only."""
+    return _NUMBER.sub(lambda m: format_number(float(m.group(0)), 12), text)
+
+
+def shown_answer_text(variant: Variant) -> str:
+    """A correct answer for ``variant`` as the instructor's variant view and a finished page
+    show it ("as typed"): :func:`expected_answer_text` without floating-point noise
+    (:func:`denoised`), when that text still grades correct with full score; else the
+    full-precision text.  (A solve of an exact system gives ``2.9999999999999973`` for 3:
+    typing that back is nobody's answer.)"""
+    text = expected_answer_text(variant)
+    clean = denoised(text)
+    if clean == text:
+        return text
+    verdict = grade_answer(variant, clean)
+    return clean if verdict.status == "correct" and verdict.score >= 1.0 else text
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import click
 import numpy as np
 
-from quizapp.bank.answers import expected_answer_text
+from quizapp.bank.answers import shown_answer_text
 from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.bank.loader import COURSE_FILE, Bank, Exercise, load_bank, load_exercise_file
 from quizapp.bank.schema import suggest
@@ -190,15 +189,6 @@ def _text_value(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + "[ " + "  ".join(c.rjust(width) for c in r) + " ]" for r in cells)
 
 
-_FLOAT = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
-
-
-def _denoise(text: str) -> str:
-    """Numbers in ``text`` as ``format_number`` shows them (noise such as ``1.5e-17`` as 0);
-    display only."""
-    return _FLOAT.sub(lambda m: format_number(float(m.group(0)), 12), text)
-
-
 def _letter(i: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[i] if 0 <= i < 26 else str(i + 1)
 
@@ -286,7 +276,7 @@ def preview(exercise_id: str, seed: int, bank_path: Path) -> None:
 
 def _show(exercise: Exercise, v: Any, seed: int) -> None:
     """Print the variant ``v`` of ``exercise`` (``quizapp preview``)."""
-    answer = expected_answer_text(v)
+    answer = shown_answer_text(v)
     out = click.echo
     out(
         click.style(f"{v.title}", bold=True)
@@ -303,7 +293,7 @@ def _show(exercise: Exercise, v: Any, seed: int) -> None:
         out(click.style("Expected answer", underline=True) + ":")
         out(_expected_text(v))
         if answer is not None:
-            out(f"    as typed: {_denoise(answer)}")
+            out(f"    as typed: {answer}")
     tol = v.tolerance.to_dict()
     out(
         f"Points {exercise.points}, attempts {exercise.attempts}, tolerance "
@@ -345,5 +335,5 @@ def _preview_parts(v: Any, out: Any) -> None:
             out("  mistakes named: " + ", ".join(part.detectors))
         out("  expected:")
         out(_expected_text(one).replace("\n", "\n  ").replace("    ", "      ", 1))
-        out(f"    as typed: {_denoise(expected_answer_text(one))}")
+        out(f"    as typed: {shown_answer_text(one)}")
         out("")

@@ -199,6 +199,14 @@ def _summary_points(exercises: Iterable[ExerciseSummary]) -> tuple[float, float]
     return quiz_points((e.exercise.points, e.best_points, e.excused) for e in exercises)
 
 
+def course_points(summaries: Iterable[QuizSummary]) -> tuple[float, float]:
+    """(points earned, points available) of a student over the quizzes of ``summaries``: the
+    rule of :func:`quiz_points` over all their exercises, rounded once (a sum of per-quiz
+    totals carries float noise, ``20.222222000000002``).  The progress page and
+    ``GET /api/v1/progress`` show it."""
+    return _summary_points(e for q in summaries for e in q.exercises)
+
+
 @dataclass
 class QuizSummary:
     """A quiz with its (non-archived) exercises, the student's points and their deadlines

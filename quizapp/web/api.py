@@ -468,13 +468,8 @@ def progress() -> Response:
     exercises = [
         dict(e.to_dict(_course_zone()), quiz_id=q.quiz.id) for q in summaries for e in q.exercises
     ]
-    return jsonify(
-        {
-            "points_earned": sum(q.points_earned for q in summaries),
-            "points_available": sum(q.points_available for q in summaries),
-            "exercises": exercises,
-        }
-    )
+    earned, available = services.course_points(summaries)
+    return jsonify({"points_earned": earned, "points_available": available, "exercises": exercises})
 
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

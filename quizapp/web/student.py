@@ -48,8 +48,7 @@ def home() -> str:
 @login_required
 def progress() -> str:
     quizzes = services.quiz_summaries(current_session(), _user())
-    total = sum(q.points_earned for q in quizzes)
-    available = sum(q.points_available for q in quizzes)
+    total, available = services.course_points(quizzes)
     return render_template(
         "student/progress.html", quizzes=quizzes, total=total, available=available
     )
