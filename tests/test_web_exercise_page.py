@@ -166,6 +166,37 @@ def test_the_quiz_progress_counts_finished_exercises(app) -> None:
 # After the last attempt
 
 
+def test_a_finished_page_whose_last_answer_was_worse_shows_the_best_that_counts(app) -> None:
+    """A wrong shape, then one entry wrong, then a wrong shape again (the tester's steps): the
+    last answer scored 0, the best (kept, and counted) is named with its points."""
+    client = student(app)
+    ab = product(app)
+    rows, cols = ab.shape
+    one_wrong = ab.copy()
+    one_wrong[0, 0] += 5
+    wrong_shape = " ".join("7" for _ in range(cols + 1))
+    post_text(client, PRODUCT, wrong_shape)
+    page = body(
+        post_text(client, PRODUCT, "\n".join(" ".join(fmt(x) for x in r) for r in one_wrong))
+    )
+    assert "Your best answer" not in page  # the answer shown is the best so far
+    page = body(post_text(client, PRODUCT, wrong_shape.replace("7", "8")))
+    with app.app_context():
+        subs = db.session.scalars(db.select(Submission).order_by(Submission.id)).all()
+        points = float(db.session.scalars(db.select(Progress.best_points)).one())
+    assert [s.used_attempt for s in subs] == [True, True, True]
+    assert subs[2].score == 0.0 and 0 < subs[1].score < 1
+    expected_score = (rows * cols - 1) / (rows * cols)  # one entry of the grid wrong
+    assert subs[1].score == pytest.approx(expected_score)
+    assert points == pytest.approx(expected_score * 10)
+    best = (
+        f"Your best answer on this variant: {round(100 * expected_score)}% · "
+        f"{points:g} of 10 points (it is the one that counts)."
+    )
+    assert "No attempts left on this variant" in page and best in page
+    assert best in body(client.get(url_of(PRODUCT)))  # the page read again says the same
+
+
 def test_no_attempts_left_is_not_the_solved_box_and_the_marked_answer_stays(app) -> None:
     client = student(app)
     ab = product(app)

@@ -302,6 +302,40 @@ def test_the_residual_of_a_wrong_solution_is_graded_on_the_students_own_x(app) -
     assert "No follow-through credit: your x is all zeros" in parts["r"]["message"]
 
 
+def test_checking_x_only_says_the_kept_residual_was_graded_again_with_the_new_x(app) -> None:
+    """The tester's steps: x wrong and r = y - Ax right for it (follow-through), then "Check
+    part x only" with the right x.  The kept r is graded again against the new x (the whole
+    answer is graded, docs/multi-part.md), so it turns incorrect, and the page says why; the
+    best score stays."""
+    client = signed_in(app, "ana")
+    values = variant_values(app, "ana", SOLVE)
+    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
+    x = np.linalg.solve(A, y)
+    wrong = x + np.array([1.0, 1.0])
+    r = y - A @ wrong
+    first = text(
+        post_parts(client, SOLVE, {"x": [[f"{v:g}"] for v in wrong], "r": [[f"{v:g}"] for v in r]})
+    )
+    assert "was kept from your last submission" not in first  # both parts were sent
+    best_before = progress_of(app, "ana", SOLVE).best_score
+    page = text(post_parts(client, SOLVE, {"x": [[f"{v:.9g}"] for v in x]}, only="x"))
+    parts = rows_of(app, SOLVE)[-1].verdict["parts"]
+    assert parts["x"]["status"] == "correct" and parts["x"]["answered"] == "posted"
+    assert parts["r"]["answered"] == "kept" and parts["r"]["status"] == "incorrect"
+    note = (
+        "Your answer to r was kept from your last submission and graded again with the x you "
+        "sent now; check r again if its verdict changed."
+    )
+    assert note in page
+    assert page.count(note) == 1  # said under r only, not under x
+    # x's 8 of the 10 points (r's 2 lost), over the 2 of the first submission: the best grows.
+    assert (best_before, progress_of(app, "ana", SOLVE).best_score) == pytest.approx((0.2, 0.8))
+    # Sending r now (x is locked, kept): r's own verdict, no note.
+    page = text(post_parts(client, SOLVE, {"r": [["0"], ["0"]]}, only="r"))
+    assert rows_of(app, SOLVE)[-1].verdict["parts"]["r"]["status"] == "correct"
+    assert "was kept from your last submission" not in page
+
+
 # --------------------------------------------------------------------------------------------
 # The JSON API
 

@@ -37,6 +37,8 @@ class PartView:
     solution: list[dict[str, Any]] | None = None
     text_name: str = ""
     text_id: str = ""
+    #: why a part not sent with the submission has a verdict (:func:`kept_note`), or ""
+    note: str = ""
 
 
 class _Prefixed:
@@ -150,9 +152,30 @@ def build_part_views(
                 solution=page.get("solution") if finished else None,
                 text_name=prefix + "answer",
                 text_id=prefix + "answer-text",
+                note=kept_note(part.name, list(part.uses), verdicts),
             )
         )
     return out
+
+
+def kept_note(name: str, uses: list[str], verdicts: Mapping[str, Any]) -> str:
+    """The line under the verdict of part ``name`` when the submission did not send it: its
+    answer was kept from the last graded submission and graded again with the whole answer
+    (docs/multi-part.md), so a part computed from a part sent now (``uses``) may change
+    verdict: "Check part x only" after a wrong x grades the kept r against the new x, and the
+    page says so.  "" for a part sent, locked (its own badge says it) or never answered.
+    ``verdicts``: the stored verdict's ``parts`` (``answered`` is ``posted``, ``kept`` or
+    ``none``, ``quizapp.services.part_answers.part_verdicts``)."""
+    mine = verdicts.get(name) or {}
+    if mine.get("answered") != "kept" or mine.get("locked"):
+        return ""
+    sent = [u for u in uses if (verdicts.get(u) or {}).get("answered") == "posted"]
+    if sent:
+        return (
+            f"Your answer to {name} was kept from your last submission and graded again with "
+            f"the {', '.join(sent)} you sent now; check {name} again if its verdict changed."
+        )
+    return f"Your answer to {name} was kept from your last submission and graded again."
 
 
 def answer_text(answer: Any) -> str:

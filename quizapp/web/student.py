@@ -21,6 +21,7 @@ from quizapp import services
 from quizapp.models import User, Variant, current_session
 from quizapp.page import page_markup
 from quizapp.services import ExerciseRow, VariantRow, schedules
+from quizapp.services.points import best_attempt, credited, exercise_points
 from quizapp.web import display, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
@@ -188,11 +189,29 @@ def render_exercise(
         "expected_pick": _pick_view(stored, page["choices"])
         if state.finished and stored is not None
         else None,
+        "best": _best_answer(submissions, current, exercise.points),
         "answer_text": lambda sub: _answer_text(form, sub, pick_context),
         "history_rows": HISTORY_ROWS,
         "focus_verdict": result is not None and error is None,
     }
     return render_template("student/exercise.html", **context), status
+
+
+def _best_answer(
+    submissions: list[services.SubmissionRow],
+    current: services.SubmissionRow | None,
+    points: float,
+) -> dict[str, float] | None:
+    """The best graded answer on this variant as the verdict shows it beside the last one
+    (``score``: credited, a fraction; ``points``), when it is better than the answer shown: a
+    student whose last answer scored 0 % after a 25 % one sees that the 25 % was kept.  The
+    best is ``services.points.best_attempt``'s (the rule the score uses); None when the answer
+    shown is the best."""
+    best = best_attempt([s for s in submissions if s.used_attempt])
+    shown = credited(current.score, current.credit) if current and current.used_attempt else 0.0
+    if best.score <= 0.0 or best.score <= shown:
+        return None
+    return {"score": best.score, "points": exercise_points(best.score, points, None)}
 
 
 def _current_rows(exercise_id: str) -> tuple[ExerciseRow, VariantRow]:
