@@ -21,11 +21,19 @@ from quizapp.models import Progress
 
 
 class GradedAttempt(Protocol):
-    score: float
-    credit: float
-    late: bool
-    status: str
-    created_at: datetime
+    """A graded submission as :func:`best_attempt` reads it (an ORM ``Submission`` or a
+    read-only ``SubmissionRow``)."""
+
+    @property
+    def score(self) -> float: ...
+    @property
+    def credit(self) -> float: ...
+    @property
+    def late(self) -> bool: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True, slots=True)
