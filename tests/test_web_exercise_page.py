@@ -197,6 +197,51 @@ def test_a_finished_page_whose_last_answer_was_worse_shows_the_best_that_counts(
     assert best in body(client.get(url_of(PRODUCT)))  # the page read again says the same
 
 
+@pytest.mark.parametrize(
+    "exercise_id", ["05-attention/08-fill-in-weights", "05-attention/09-fill-in-output"]
+)
+def test_a_fill_in_grids_marked_answer_speaks_of_the_entries_filled_in(app, exercise_id) -> None:
+    """A partly given matrix, out of attempts with one typed entry wrong: the given cells are
+    shown as given, the one wrong entry is marked, and the caption is about the entries the
+    student filled in."""
+    client = student(app)
+    page = client.get(url_of(exercise_id)).get_data(as_text=True)
+    expected = np.asarray(bank_variant_of(app, "ana", exercise_id).expected, dtype=float)
+    inputs = re.findall(r'<input name="(cell-(\d+)-(\d+))" value="([^"]*)"([^>]*)>', page)
+    given = {
+        (int(r), int(c)): html.unescape(v) for _, r, c, v, rest in inputs if "readonly" in rest
+    }
+    typed = [(int(r), int(c)) for _, r, c, _, rest in inputs if "readonly" not in rest]
+    assert given and len(typed) >= 2, (len(given), typed)
+    wrong_at = typed[-1]
+    for attempt in range(10):
+        data = {"csrf_token": csrf_from(page), "via": "cells"}
+        data["variant"] = re.search(r'name="variant" value="(\d+)"', page).group(1)
+        for (r, c), value in given.items():
+            data[f"cell-{r}-{c}"] = value
+        for r, c in typed:
+            data[f"cell-{r}-{c}"] = fmt(expected[r, c])
+        data[f"cell-{wrong_at[0]}-{wrong_at[1]}"] = str(50 + attempt)  # a new wrong value
+        page = client.post(url_of(exercise_id), data=data).get_data(as_text=True)
+        if "No attempts left on this variant" in page:
+            break
+    else:
+        raise AssertionError("the attempts never ran out")
+    marked = re.search(r'<table class="grid marked-grid[^"]*">(.*?)</table>', page, re.S)
+    assert marked is not None
+    grid = marked.group(1)
+    assert (
+        '<caption class="visually-hidden">Every entry you filled in is right unless marked wrong</caption>'
+        in grid
+    )
+    assert grid.count('class="given"') == len(given)
+    assert grid.count('class="mark-wrong"') == 1 and grid.count("mark-right") == 0
+    cells = re.findall(r"<td( class=\"[^\"]*\")?>", grid.split("<tbody>")[1])
+    flat = [cls for cls in cells]
+    ncols = expected.shape[1]
+    assert flat[wrong_at[0] * ncols + wrong_at[1]] == ' class="mark-wrong"'
+
+
 def test_no_attempts_left_is_not_the_solved_box_and_the_marked_answer_stays(app) -> None:
     client = student(app)
     ab = product(app)

@@ -59,9 +59,15 @@ def test_given_cells_are_neither_counted_nor_marked() -> None:
     layout = grid_layout(
         _grid([[False, True], [False, True]], given={(0, 0), (1, 0)}), ["", ""], [], marked=True
     )
-    assert layout.common == "right" and layout.caption == "Every entry right"
+    # The caption speaks of the entries the student filled in, not of the given ones.
+    assert layout.common == "right" and layout.caption == "Every entry you filled in is right"
     assert _classes(layout) == [["given", ""], ["given", ""]]
     assert layout.rows[0][1][0][2] == "given"
+    mixed = grid_layout(_grid([[True, False, False]], given={(0, 0)}), [""], [], marked=True)
+    assert mixed.caption == "Every entry you filled in is wrong"
+    some = grid_layout(_grid([[None, True, True, False]], given={(0, 0)}), [""], [], marked=True)
+    assert some.caption == "Every entry you filled in is right unless marked wrong"
+    assert _classes(some) == [["given", "", "", "mark-wrong"]]
 
 
 def test_a_form_marks_each_box_and_an_invalid_cell_says_so() -> None:

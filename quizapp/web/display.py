@@ -94,7 +94,8 @@ def grid_layout(
     row label shows as empty).  ``marked`` is True for a marked answer (text in the cells, not
     inputs): when it has at least two graded cells and every one is right or wrong, the more
     common mark (right on a tie) is said once on the table ("Every entry wrong unless marked
-    right") and only the other cells carry a mark.  A form's boxes (``marked`` False) each
+    right"; "Every entry you filled in is ..." when some cells were given) and only the other
+    cells carry a mark.  A form's boxes (``marked`` False) each
     carry their own mark.  Raises nothing."""
     common: str | None = None
     caption = ""
@@ -104,7 +105,9 @@ def grid_layout(
         n_wrong = sum(1 for m in marks if m is False)
         if len(marks) >= 2 and n_right + n_wrong == len(marks):
             common = "right" if n_right >= n_wrong else "wrong"
-            caption = f"Every entry {common}"
+            # Given cells are not the student's: the caption speaks of the entries they typed.
+            given = any(cell.given for row in grid for cell in row)
+            caption = f"Every entry you filled in is {common}" if given else f"Every entry {common}"
             if n_right and n_wrong:
                 caption += f" unless marked {'wrong' if common == 'right' else 'right'}"
     most = True if common == "right" else False if common == "wrong" else None
