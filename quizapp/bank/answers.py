@@ -523,6 +523,8 @@ def shown_answer_text(variant: Variant) -> str:
     clean = denoised(text)
     if clean == text:
         return text
+    if [float(x) for x in _NUMBER.findall(text)] == [float(x) for x in _NUMBER.findall(clean)]:
+        return clean  # the same values, written shorter (``2.0`` -> ``2``): nothing to grade
     verdict = grade_answer(variant, clean)
     return clean if verdict.status == "correct" and verdict.score >= 1.0 else text
 
