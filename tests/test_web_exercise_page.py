@@ -180,11 +180,17 @@ def test_a_finished_page_whose_last_answer_was_worse_shows_the_best_that_counts(
         post_text(client, PRODUCT, "\n".join(" ".join(fmt(x) for x in r) for r in one_wrong))
     )
     assert "Your best answer" not in page  # the answer shown is the best so far
+    # The same answer again uses no attempt and carries its score: still no best line.
+    page = body(
+        post_text(client, PRODUCT, "\n".join(" ".join(fmt(x) for x in r) for r in one_wrong))
+    )
+    assert "used no attempt" in page and "Your best answer" not in page
     page = body(post_text(client, PRODUCT, wrong_shape.replace("7", "8")))
     with app.app_context():
         subs = db.session.scalars(db.select(Submission).order_by(Submission.id)).all()
         points = float(db.session.scalars(db.select(Progress.best_points)).one())
-    assert [s.used_attempt for s in subs] == [True, True, True]
+    assert [s.used_attempt for s in subs] == [True, True, False, True]
+    subs = [s for s in subs if s.used_attempt]
     assert subs[2].score == 0.0 and 0 < subs[1].score < 1
     expected_score = (rows * cols - 1) / (rows * cols)  # one entry of the grid wrong
     assert subs[1].score == pytest.approx(expected_score)

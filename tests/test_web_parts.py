@@ -336,6 +336,63 @@ def test_checking_x_only_says_the_kept_residual_was_graded_again_with_the_new_x(
     assert "was kept from your last submission" not in page
 
 
+def test_a_repeated_check_of_one_part_does_not_repeat_the_kept_note(app) -> None:
+    """x wrong with r right for it, "Check part x only" with another wrong x (r kept, graded
+    again: the note), then the same again: a repeat, no attempt used, and no note (nothing was
+    graded again)."""
+    client = signed_in(app, "ana")
+    values = variant_values(app, "ana", SOLVE)
+    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
+    x = np.linalg.solve(A, y)
+    wrong = x + np.array([1.0, 1.0])
+    post_parts(
+        client, SOLVE, {"x": [[f"{v:g}"] for v in wrong], "r": [[f"{v:g}"] for v in y - A @ wrong]}
+    )
+    other = [[f"{v:g}"] for v in x + np.array([2.0, 2.0])]
+    page = text(post_parts(client, SOLVE, {"x": other}, only="x"))
+    assert "Your answer to r was kept from your last submission" in page
+    page = text(post_parts(client, SOLVE, {"x": other}, only="x"))
+    last = rows_of(app, SOLVE)[-1]
+    assert last.duplicate_of_id is not None and last.used_attempt is False
+    assert "Your answer to r was kept" not in page
+
+
+def test_a_part_refused_before_grading_keeps_the_pages_state(app) -> None:
+    """x right and locked, then "Check part r only" with r's boxes empty: the refusal keeps x's
+    answer, lock and verdict, offers no button for x, and lists the submissions (the
+    tester's report: x came back empty and editable, and its button was refused)."""
+    client = signed_in(app, "ana")
+    values = variant_values(app, "ana", SOLVE)
+    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
+    x = np.linalg.solve(A, y)
+    typed_x = [[f"{v:.9g}"] for v in x]
+    post_parts(client, SOLVE, {"x": typed_x}, only="x")
+    assert rows_of(app, SOLVE)[-1].verdict["parts"]["x"]["locked"] is True
+    resp = post_parts(client, SOLVE, {"r": [[""], [""]]}, only="r")
+    page = text(resp)
+    assert resp.status_code == 400 and "Type an answer" in page
+    assert len(rows_of(app, SOLVE)) == 1  # nothing stored
+    for r, value in enumerate(typed_x):
+        assert re.search(
+            rf'name="part-x-cell-{r}-0" value="{re.escape(value[0])}"[^>]*readonly', page
+        )
+    assert 'name="only" value="x"' not in page and 'name="only" value="r"' in page
+    assert "badge-locked" in page
+    assert re.search(r'id="part-x"[^>]*>.*?Score 100%', page, re.S)
+    assert 'class="submissions' in page or "submissions" in page.lower()
+    # A box outside r's grid on an all-parts submit: refused, r's values come back as typed,
+    # x keeps its locked answer (what is posted for it is ignored).
+    resp = post_parts(client, SOLVE, {"x": [["1"], ["1"]], "r": [["5"], ["6"], ["7"]]})
+    page = text(resp)
+    assert resp.status_code == 400 and "outside the answer grid" in page
+    assert len(rows_of(app, SOLVE)) == 1
+    assert re.search(
+        rf'name="part-x-cell-0-0" value="{re.escape(typed_x[0][0])}"[^>]*readonly', page
+    )
+    assert re.search(r'name="part-r-cell-0-0" value="5"', page)
+    assert re.search(r'name="part-r-cell-1-0" value="6"', page)
+
+
 # --------------------------------------------------------------------------------------------
 # The JSON API
 

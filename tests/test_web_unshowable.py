@@ -5,6 +5,7 @@ never a 500 (UnicodeEncodeError) and never a raw NUL in the HTML."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 from pathlib import Path
 
@@ -168,3 +169,76 @@ def test_a_raw_non_utf8_byte_in_a_form_post_is_named_not_taken_for_a_missing_tok
     assert ok.status_code == 200
     with app.app_context():
         assert len(db.session.scalars(db.select(Submission)).all()) == 1
+
+
+@pytest.mark.parametrize(
+    "field,words",
+    [
+        ("x", "in the form's field \u201cx\u201d"),
+        ("answer", "in the answer box"),
+    ],
+)
+def test_a_percent_escape_that_is_not_utf8_names_the_field_it_is_in(
+    tmp_path: Path, field: str, words: str
+) -> None:
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path)
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
+    body = f"csrf_token={token}&via=text&answer=2,5&{field}=1%FF"
+    resp = client.post(
+        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
+    )
+    text = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400
+    assert f"The answer is not valid text (invalid UTF-8) {words}; nothing was graded" in text
+    with app.app_context():
+        assert db.session.scalars(db.select(Submission)).all() == []
+
+
+def test_other_forms_refuse_text_that_is_not_utf8_instead_of_keeping_percent_escapes(
+    tmp_path: Path,
+) -> None:
+    """Registration stored ``display_name=%FF`` as the text "%FF"; sign-in and the instructor's
+    "Try an answer" took it for what was typed.  Each form now says the cause (no word of
+    attempts outside the exercise form) and stores nothing."""
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path)
+    fresh = app.test_client()
+    token = csrf_from(fresh.get("/register").get_data(as_text=True))
+    body = (
+        f"csrf_token={token}&username=zoe&password=correct+horse&confirm=correct+horse"
+        "&display_name=%FF&email="
+    )
+    resp = fresh.post("/register", data=body, content_type="application/x-www-form-urlencoded")
+    text = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400
+    assert (
+        "The form is not valid text (invalid UTF-8) in the form's field \u201cdisplay_name\u201d"
+        in text
+    )
+    assert "attempt" not in text
+    with app.app_context():
+        assert services.find_user(db.session, "zoe") is None
+    # A raw byte on the sign-in form: the same cause, not "security token missing".
+    token = csrf_from(fresh.get("/login").get_data(as_text=True)).encode()
+    raw = b"csrf_token=" + token + b"&username=zo\xe9&password=x"
+    resp = fresh.post("/login", data=raw, content_type="application/x-www-form-urlencoded")
+    text = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400 and "invalid UTF-8" in text and "security token" not in text
+    assert "\u201cusername\u201d" in text
+    # The instructor's "Try an answer".
+    prof = instructor(app)
+    url = "/instructor/exercises/" + DECK + "/preview?seed=7"
+    token = csrf_from(prof.get(url).get_data(as_text=True))
+    resp = prof.post(
+        url,
+        data=f"csrf_token={token}&answer=1%FF",
+        content_type="application/x-www-form-urlencoded",
+    )
+    text = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 400 and "not valid text (invalid UTF-8)" in text
+    assert "is not accepted" not in text

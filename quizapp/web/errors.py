@@ -8,6 +8,7 @@ details (no stack trace, no data).
 from __future__ import annotations
 
 import logging
+import re
 
 from flask import Flask, Response, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
@@ -32,11 +33,37 @@ MESSAGES = {
 }
 
 
-#: The answer to a form post whose body is not valid UTF-8 and could not be read at all.
-NOT_UTF8_FORM = (
-    "The form could not be read: it is not valid text (invalid UTF-8). Nothing was stored and "
-    "no attempt was used; reload the page and type the answer again."
-)
+def not_utf8_message(field: str | None, *, answer: bool) -> str:
+    """The 400 message for a form whose ``field`` (its name as posted) is not valid UTF-8
+    (``student.check_form_encoding``); ``answer`` for the exercise form (no attempt used)."""
+    where = f" in {_field_words(field)}" if field is not None else ""
+    if answer:
+        return (
+            f"The answer is not valid text (invalid UTF-8){where}; nothing was graded and it "
+            "used no attempt. Type it again, or paste it from a plain-text source."
+        )
+    return (
+        f"The form is not valid text (invalid UTF-8){where}; nothing was stored. Reload the "
+        "page and type it again."
+    )
+
+
+_CELL = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?cell-(?P<r>\d{1,3})-(?P<c>\d{1,3})")
+_TEXT = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?answer")
+
+
+def _field_words(name: str) -> str:
+    """A posted field's name as the message says it: an answer box by its place, any other
+    field by its name (printable characters only, at most 40)."""
+    cell = _CELL.fullmatch(name)
+    if cell:
+        part = f"part {cell['part']}, " if cell["part"] else ""
+        return f"the box in {part}row {int(cell['r']) + 1}, column {int(cell['c']) + 1}"
+    text = _TEXT.fullmatch(name)
+    if text:
+        return f"part {text['part']}'s answer box" if text["part"] else "the answer box"
+    shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in name)[:40]
+    return f"the form's field \u201c{shown}\u201d"
 
 
 def wants_json() -> bool:
@@ -82,10 +109,11 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def _csrf(err: CSRFError) -> tuple[Response | str, int]:
-        if not g.get("form_utf8", True):
+        field = g.get("form_bad_field")
+        if field is not None:
             # Werkzeug drops a whole URL-encoded body holding a raw non-UTF-8 byte, token and
             # all: the cause is the encoding, not the token (``student.check_form_encoding``).
-            return error_response(400, NOT_UTF8_FORM)
+            return error_response(400, not_utf8_message(field, answer=True))
         return error_response(
             400,
             "The form's security token is missing or expired; reload the page and try again "

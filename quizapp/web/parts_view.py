@@ -97,6 +97,26 @@ class _GridOnly:
         return self.view.get(key, default)
 
 
+def over_last(
+    posted: Any, last: Any, verdict: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The answers and verdict a multi-part page shows when the parts just ``posted`` (part
+    name -> text or grid) were refused before grading (an empty part, a box outside the grid,
+    a stale variant): the ``last`` submission's answers (its decoded whole answer) with the
+    posted parts over them, and its ``verdict`` without the posted parts' verdicts (their marks
+    would be of the old values).  A locked part keeps its answer and verdict: the submit
+    ignores what is posted for it."""
+    last_answers = dict(last) if isinstance(last, Mapping) else {}
+    parts = dict((verdict or {}).get("parts") or {})
+    locked = {name for name, v in parts.items() if isinstance(v, Mapping) and v.get("locked")}
+    sent = {k: v for k, v in (posted if isinstance(posted, Mapping) else {}).items()}
+    answers = {**last_answers, **{k: v for k, v in sent.items() if k not in locked}}
+    if verdict is None:
+        return answers, None
+    kept = {k: v for k, v in parts.items() if k not in sent or k in locked}
+    return answers, {**verdict, "parts": kept}
+
+
 def build_part_views(
     parts: Sequence[PartForm],
     page_parts: list[dict[str, Any]],
@@ -106,6 +126,7 @@ def build_part_views(
     parsed: Mapping[str, Any] | None = None,
     finished: bool = False,
     exercise_points: float | None = None,
+    kept_notes: bool = True,
 ) -> list[PartView]:
     """The ``parts`` of a stored variant (``services.stored_part_forms``) for the page: each
     pre-filled with its answer in
@@ -113,7 +134,8 @@ def build_part_views(
     verdict in ``verdict["parts"]``; ``finished`` adds each part's correct answer and steps
     (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``).  With
     ``exercise_points`` (the exercise's points now) each part shows its share of them
-    (``quizapp.bank.parts.part_shares``), else the points stored with the part."""
+    (``quizapp.bank.parts.part_shares``), else the points stored with the part.
+    ``kept_notes`` False leaves out :func:`kept_note` (a repeated answer's earlier verdict)."""
     answers = answers or {}
     verdicts = (verdict or {}).get("parts") or {}
     parsed = parsed if isinstance(parsed, Mapping) else {}
@@ -152,7 +174,7 @@ def build_part_views(
                 solution=page.get("solution") if finished else None,
                 text_name=prefix + "answer",
                 text_id=prefix + "answer-text",
-                note=kept_note(part.name, list(part.uses), verdicts),
+                note=kept_note(part.name, list(part.uses), verdicts) if kept_notes else "",
             )
         )
     return out

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import (
     Blueprint,
+    abort,
     current_app,
     flash,
     g,
@@ -22,7 +23,7 @@ from quizapp.models import User, Variant, current_session
 from quizapp.page import page_markup
 from quizapp.services import ExerciseRow, VariantRow, schedules
 from quizapp.services.points import best_attempt, credited, exercise_points
-from quizapp.web import display, parts_view
+from quizapp.web import display, errors, parts_view
 from quizapp.web.extensions import limit, limiter
 from quizapp.web.forms import EmptyForm
 
@@ -110,7 +111,9 @@ def render_exercise(
     # What the student is shown was rendered when the variant was created (never again).
     page = page_markup(variant.page)
     current: services.SubmissionRow | None = result.submission if result else None
-    if current is None and posted is None and submissions:
+    # A multi-part form refused before grading keeps the page's state: the last submission's
+    # verdicts and locks, with the parts just sent over its answers (parts_view.over_last).
+    if current is None and (posted is None or multi) and submissions:
         current = submissions[-1]
     if posted is not None:
         answer = posted
@@ -123,11 +126,18 @@ def render_exercise(
     parts = None
     if multi:
         form_view = display.FormView(mode="parts", type="parts")
+        part_verdict = current.verdict if current is not None else None
+        if posted is not None and current is not None and result is None:
+            last = services.decode_raw_answer(current.answer_format, current.raw_answer)
+            answer, part_verdict = parts_view.over_last(posted, last, part_verdict)
         parts = parts_view.build_part_views(
             services.stored_part_forms(variant),
             page["parts"],
             answers=answer if isinstance(answer, dict) else None,
-            verdict=current.verdict if current is not None else None,
+            verdict=part_verdict,
+            # a repeat carries the earlier verdict: "graded again with the x you sent now" is
+            # not true of it
+            kept_notes=current is None or current.duplicate_of_id is None,
             parsed=current.parsed if current is not None else None,
             finished=state.finished,
             exercise_points=exercise.points,
@@ -208,7 +218,9 @@ def _best_answer(
     best is ``services.points.best_attempt``'s (the rule the score uses); None when the answer
     shown is the best."""
     best = best_attempt([s for s in submissions if s.used_attempt])
-    shown = credited(current.score, current.credit) if current and current.used_attempt else 0.0
+    # a repeat of an earlier answer (no attempt used) carries that answer's score
+    graded = current is not None and current.status != "invalid"
+    shown = credited(current.score, current.credit) if current and graded else 0.0
     if best.score <= 0.0 or best.score <= shown:
         return None
     return {"score": best.score, "points": exercise_points(best.score, points, None)}
@@ -241,33 +253,46 @@ def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
 
 
 def check_form_encoding() -> None:
-    """``before_request`` hook, run FIRST (before CSRF reads the form): remember in
-    ``g.form_utf8`` whether the URL-encoded form body is UTF-8, in its raw bytes and in its
-    percent-escapes.
+    """``before_request`` hook, run FIRST (before CSRF reads the form): find the first field of
+    a URL-encoded form body that is not UTF-8, in its raw bytes or in its percent-escapes, and
+    remember its name in ``g.form_bad_field`` (None when the body is fine).
 
-    Werkzeug decodes form values leniently (an invalid byte sequence is kept as its literal
-    ``%FF`` escape), so a student's answer would be stored and graded as text they never typed.
-    Strict decoding of the raw body (``urllib.parse.parse_qsl(..., errors="strict")``) tells.
-    The body is cached, so ``request.form`` parses the same bytes afterwards.  Multipart bodies
-    are not checked (the exercise form is URL-encoded).
+    Werkzeug decodes form values leniently (an invalid percent-escape is kept as its literal
+    ``%FF`` text) and drops a body with a raw non-UTF-8 byte whole, token and all; either way a
+    form would be stored or refused as something the user never typed.  The exercise form
+    (``errors.ANSWER_ENDPOINTS``) answers with its own page (``_answer``) or, when the token was
+    lost with the body, the CSRF handler says the cause; any other form is refused here with
+    400 (:func:`quizapp.web.errors.not_utf8_message`).  The body is cached, so
+    ``request.form`` parses the same bytes afterwards.  Multipart bodies are not checked (no
+    form of the app is multipart).
     """
-    from urllib.parse import parse_qsl
-
-    g.form_utf8 = True
+    g.form_bad_field = None
     if request.method != "POST" or request.mimetype != "application/x-www-form-urlencoded":
         return
-    raw = request.get_data(cache=True)
-    try:
-        # Raw bytes first (Werkzeug drops the whole body when they are not UTF-8, so the CSRF
-        # check then finds no token: ``errors.NOT_UTF8_FORM`` names the real cause), then the
-        # percent-escapes (kept leniently by Werkzeug as their literal text).
-        parse_qsl(raw.decode("utf-8"), keep_blank_values=True, encoding="utf-8", errors="strict")
-    except (UnicodeDecodeError, ValueError):
-        g.form_utf8 = False
+    g.form_bad_field = _first_non_utf8_field(request.get_data(cache=True))
+    if g.form_bad_field is not None and request.endpoint not in errors.ANSWER_ENDPOINTS:
+        abort(400, description=errors.not_utf8_message(g.form_bad_field, answer=False))
+
+
+def _first_non_utf8_field(raw: bytes) -> str | None:
+    """The name of the first ``name=value`` pair of a URL-encoded body whose name or value is
+    not UTF-8 (raw, or once ``+`` and percent-escapes are decoded), as text (invalid bytes
+    replaced); None when every pair is UTF-8."""
+    from urllib.parse import unquote_to_bytes
+
+    for pair in raw.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        decoded_name = unquote_to_bytes(name.replace(b"+", b" "))
+        try:
+            decoded_name.decode("utf-8")
+            unquote_to_bytes(value.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return decoded_name.decode("utf-8", errors="replace")
+    return None
 
 
 def _form_body_is_utf8() -> bool:
-    return bool(g.get("form_utf8", True))
+    return g.get("form_bad_field") is None
 
 
 def _form_number(raw: str) -> int | None:
@@ -352,8 +377,7 @@ def _answer(exercise_id: str) -> tuple[str, int]:
         return render_exercise(
             page,
             VariantRow.of(variant),
-            error="The answer is not valid text (invalid UTF-8); it used no attempt. "
-            "Type it again, or paste it from a plain-text source.",
+            error=errors.not_utf8_message(g.get("form_bad_field"), answer=True),
             status=400,
         )
     posted: str | list[list[str]] | dict[str, Any] | None
