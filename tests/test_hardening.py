@@ -187,14 +187,19 @@ def test_buffered_server_still_speaks_http_keepalive_pipelining_chunked_and_limi
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             big = b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 300000\r\n\r\n"
             (resp,) = exchange(sock, big, 1)
-            assert resp.startswith(b"HTTP/1.1 413") and b"exceeds 262144 bytes" in resp
+            assert (
+                resp.startswith(b"HTTP/1.1 413")
+                and b"exceeds the limit of 256 KiB, 262144 bytes" in resp
+            )
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             big = (
                 b"POST /api/v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 300000\r\n\r\n"
             )
             (resp,) = exchange(sock, big, 1)
             assert resp.startswith(b"HTTP/1.1 413") and b"Content-Type: application/json" in resp
-            assert resp.endswith(b'{"error": "The request body exceeds 262144 bytes."}\n')
+            assert resp.endswith(
+                b'{"error": "The request body exceeds the limit of 256 KiB, 262144 bytes."}\n'
+            )
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             huge = b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * MAX_HEADER_BYTES
             (resp,) = exchange(sock, huge, 1)

@@ -163,7 +163,7 @@ def test_an_early_refusal_of_an_api_request_is_the_apis_json_error() -> None:
     assert head.startswith(b"HTTP/1.1 413 Content Too Large\r\n")
     assert b"Content-Type: application/json\r\n" in head
     assert f"Content-Length: {len(body)}".encode() in head
-    assert _json.loads(body) == {"error": "The request body exceeds 10 bytes."}
+    assert _json.loads(body) == {"error": "The request body exceeds the limit of 10 bytes."}
     # Elsewhere the refusal is a small HTML page a browser shows; a request line not yet whole
     # has no target.
     page = rejection(err.value, b"/exercises/q/e")
@@ -173,9 +173,12 @@ def test_an_early_refusal_of_an_api_request_is_the_apis_json_error() -> None:
     text = body.decode()
     assert text.startswith("<!doctype html>")
     assert "<title>413 Content Too Large" in text
-    assert "<p>The request body exceeds 10 bytes.</p>" in text
+    assert "<p>The request body exceeds the limit of 10 bytes.</p>" in text
     assert "Nothing was stored and no attempt was used" in text
     assert "<link" not in text and "<script" not in text
+    # The app's security headers, which it cannot add to a request it never sees.
+    assert b"Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n" in head
+    assert b"X-Content-Type-Options: nosniff\r\n" in head and b"X-Frame-Options: DENY\r\n" in head
     # The message is escaped.
     odd = rejection(Rejected(408, "The request <headers> did not arrive."), b"/login")
     assert b"<p>The request &lt;headers&gt; did not arrive.</p>" in odd

@@ -76,6 +76,17 @@ what you typed) and try again.</p>
 """
 
 
+#: The app's security headers (``quizapp.web.security``) on an early refusal, which the app
+#: never sees: the page loads nothing and may not be framed or sniffed.
+_REJECTION_HEADERS = (
+    "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "X-Frame-Options: DENY\r\n"
+    "Referrer-Policy: same-origin\r\n"
+    "Cache-Control: no-store\r\n"
+)
+
+
 class Rejected(Exception):
     """The request cannot be served: answer ``status`` with ``message`` and close."""
 
@@ -83,6 +94,12 @@ class Rejected(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def _too_large(limit: int) -> str:
+    """The 413 message: the limit in KiB when it is whole (the unit of the docs), and bytes."""
+    kib = f"{limit // 1024} KiB, " if limit % 1024 == 0 else ""
+    return f"The request body exceeds the limit of {kib}{limit} bytes."
 
 
 def rejection(err: Rejected, target: bytes = b"") -> bytes:
@@ -103,6 +120,7 @@ def rejection(err: Rejected, target: bytes = b"") -> bytes:
     return (
         f"HTTP/1.1 {err.status} {reason}\r\n"
         f"Content-Type: {kind}\r\n"
+        f"{_REJECTION_HEADERS}"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body
 
@@ -206,7 +224,7 @@ class RequestScanner:
             return
         length = int(lengths[0])
         if length > self.max_body:
-            raise Rejected(413, f"The request body exceeds {self.max_body} bytes.")
+            raise Rejected(413, _too_large(self.max_body))
         if length == 0:
             self.expect_continue = False
         self._body_left = length
@@ -249,7 +267,7 @@ class RequestScanner:
                     continue
                 self._decoded += size
                 if self._decoded > self.max_body:
-                    raise Rejected(413, f"The request body exceeds {self.max_body} bytes.")
+                    raise Rejected(413, _too_large(self.max_body))
                 self._chunk_left = size + 2  # the data and its CRLF
                 self._chunk_state = "data"
             else:
