@@ -24,7 +24,7 @@ from test_instructor_support import (
 from quizapp import instructor as inst
 from quizapp import services
 from quizapp.lti.scores import lms_score, resource_id
-from quizapp.models import Exercise, Submission, User, Variant, db
+from quizapp.models import Exercise, Progress, Submission, User, Variant, db
 from quizapp.services.overrides import set_override
 
 QUIZ = "01-linear-systems"
@@ -170,3 +170,32 @@ def test_course_totals_are_rounded_once_not_a_sum_of_float_totals(app) -> None:
     body = app.test_client().get("/api/v1/progress", headers={"Authorization": f"Bearer {token}"})
     assert body.json["points_earned"] == 0.3
     assert body.json["points_available"] == available
+
+
+def test_the_api_shows_scores_without_float_noise(app) -> None:
+    """A score stored as ``0.1 + 0.2`` (a sum of part shares carries such noise) is shown as
+    0.3 by ``GET .../submissions`` (top level and per part) and ``GET /api/v1/progress``
+    (``best_score``); the stored values are not changed."""
+    add_user(app, "ana")
+    ex_id = EXERCISES[1]
+    submit(app, "ana", ex_id, "0 0")
+    noisy = 0.1 + 0.2
+    assert noisy != 0.3
+    with app.app_context():
+        sub = db.session.scalars(select(Submission)).one()
+        sub.score = noisy
+        sub.verdict = {**sub.verdict, "score": noisy, "parts": {"a": {"score": noisy}}}
+        progress = db.session.scalars(select(Progress)).one()
+        progress.best_score = noisy
+        db.session.commit()
+        token = services.create_api_token(db.session, services.find_user(db.session, "ana"))
+    client = app.test_client()
+    auth = {"Authorization": f"Bearer {token}"}
+    listed = client.get(f"/api/v1/exercises/{ex_id}/submissions", headers=auth).json
+    (shown,) = listed["submissions"]
+    assert shown["score"] == 0.3 and shown["parts"]["a"]["score"] == 0.3
+    progress_json = client.get("/api/v1/progress", headers=auth).json
+    (mine,) = [e for e in progress_json["exercises"] if e["id"] == ex_id]
+    assert mine["best_score"] == 0.3
+    with app.app_context():
+        assert db.session.scalars(select(Submission.score)).one() == noisy  # stored as it was

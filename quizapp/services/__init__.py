@@ -86,6 +86,7 @@ from quizapp.services.submissions import (
     submission_rows,
     submit,
     variant_submissions,
+    verdict_json,
 )
 from quizapp.services.sync import SyncReport, sync_bank, sync_folder
 from quizapp.services.text import db_safe, name_problem, printable_text
@@ -195,6 +196,7 @@ __all__ = [
     "hash_token",
     "json_safe",
     "stored_verdict",
+    "verdict_json",
     "name_problem",
     "new_practice_variant",
     "normalize_answer",

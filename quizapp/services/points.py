@@ -48,6 +48,18 @@ class Best:
     solved_at: datetime | None = None
 
 
+#: Decimals a score (a fraction in [0, 1]) is shown with in JSON: a sum of part shares or a
+#: product with a late credit carries float noise (``0.33333333333333337``) that no reader
+#: should see; 9 decimals keep every score a grader can give apart.
+SCORE_DECIMALS = 9
+
+
+def shown_score(score: float) -> float:
+    """``score`` (a fraction, or a credit) as the JSON API shows it: rounded to
+    :data:`SCORE_DECIMALS` decimals.  Stored values are never rounded by it."""
+    return round(float(score), SCORE_DECIMALS)
+
+
 def credited(score: float, credit: float) -> float:
     """The score an attempt counts with: ``score x credit``, in [0, 1]."""
     return min(1.0, max(0.0, float(score) * float(credit)))
@@ -107,4 +119,5 @@ __all__ = [
     "credited",
     "exercise_points",
     "exercise_points_sql",
+    "shown_score",
 ]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 from quizapp.services.errors import NotFound
-from quizapp.services.points import apply_best, best_attempt, credited
+from quizapp.services.points import apply_best, best_attempt, credited, shown_score
 from quizapp.services.schedules import Schedule, schedule_for
 from quizapp.services.totals import refresh_user_totals
 from quizapp.services.transactions import retry_conflicts
@@ -158,10 +158,10 @@ class ExerciseSummary:
             "points": ex.points,
             "attempts": ex.attempts,
             "status": self.status,
-            "best_score": self.best_score,
+            "best_score": shown_score(self.best_score),
             "best_points": self.best_points,
             "best_late": bool(self.progress.best_late) if self.progress else False,
-            "best_credit": float(self.progress.best_credit) if self.progress else 1.0,
+            "best_credit": shown_score(self.progress.best_credit) if self.progress else 1.0,
             "overridden": self.overridden,
             "excused": self.excused,
             "attempts_used": self.attempts_used,

@@ -44,7 +44,7 @@ from quizapp.services.part_answers import (
     part_state,
     part_verdicts,
 )
-from quizapp.services.points import credited
+from quizapp.services.points import credited, shown_score
 from quizapp.services.points import exercise_points as points_of
 from quizapp.services.schedules import Credit, attempt_credit
 from quizapp.services.totals import refresh_user_totals
@@ -163,8 +163,8 @@ class SubmitResult:
     submissions: list[SubmissionRow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON for the API: the verdict keys plus attempts and points."""
-        out = {k: v for k, v in self.verdict.items()}
+        """JSON for the API: the verdict keys (:func:`verdict_json`) plus attempts and points."""
+        out = verdict_json(self.verdict)
         out.update(
             {
                 "submission_id": self.submission.id,
@@ -175,13 +175,30 @@ class SubmitResult:
                 "attempts_left": self.attempts_left,
                 "points": self.points,
                 "late": self.submission.late,
-                "credit": self.submission.credit,
+                "credit": shown_score(self.submission.credit),
                 "best_points": self.best_points,
                 "solved": self.solved,
                 "finished": self.finished,
             }
         )
         return out
+
+
+def verdict_json(vdict: dict[str, Any]) -> dict[str, Any]:
+    """A stored verdict (``Submission.verdict``) as the JSON API shows it: a copy with its
+    ``score`` and each part's ``score`` rounded by ``points.shown_score`` (a sum of part
+    shares is ``0.33333333333333337`` in floats).  The stored verdict is not changed."""
+    out = dict(vdict)
+    if isinstance(out.get("score"), (int, float)):
+        out["score"] = shown_score(out["score"])
+    if isinstance(out.get("parts"), dict):
+        out["parts"] = {
+            name: dict(part, score=shown_score(part["score"]))
+            if isinstance(part, dict) and isinstance(part.get("score"), (int, float))
+            else part
+            for name, part in out["parts"].items()
+        }
+    return out
 
 
 def _grade(

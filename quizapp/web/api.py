@@ -33,6 +33,7 @@ from wtforms import ValidationError
 
 from quizapp import coursetime, services
 from quizapp.models import Exercise, User, Variant, current_session
+from quizapp.services.points import shown_score
 from quizapp.web import display
 from quizapp.web.auth import sign_in_limits
 from quizapp.web.extensions import limit, limiter
@@ -243,16 +244,17 @@ def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list
 
 
 def _submission_json(sub: Any) -> dict[str, Any]:
-    out = {k: v for k, v in (sub.verdict or {}).items()}
+    out = services.verdict_json(sub.verdict or {})
     out.update(
         {
             "id": sub.id,
+            "score": shown_score(sub.score),
             "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
             "answer_format": _answer_format(sub.answer_format),
             "used_attempt": sub.used_attempt,
             "points": sub.points,
             "late": sub.late,
-            "credit": sub.credit,
+            "credit": shown_score(sub.credit),
             "created_at": coursetime.iso(sub.created_at, _course_zone()),
         }
     )
