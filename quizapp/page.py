@@ -292,9 +292,23 @@ def _choices_html(form: Any) -> list[str] | None:
 KEY_PAGE_KEYS = ("solution", "expected_text", "expected_html")
 
 
+#: The parts of a multi-part page whose answer keys a trimmed read leaves out too (the JSON
+#: paths are listed one by one, up to this many parts; a page with more keeps the others').
+TRIMMED_PARTS = 8
+
+
+def key_page_paths() -> list[tuple[str | int, ...]]:
+    """The paths of a stored page an unfinished variant's read leaves out: each of
+    :data:`KEY_PAGE_KEYS` at the top and in each of the first :data:`TRIMMED_PARTS` parts
+    (``("parts", 0, "solution")``).  A path that is not there is ignored by the databases."""
+    top: list[tuple[str | int, ...]] = [(key,) for key in KEY_PAGE_KEYS]
+    return top + [("parts", i, key) for i in range(TRIMMED_PARTS) for key in KEY_PAGE_KEYS]
+
+
 def has_key_page(page: dict[str, Any]) -> bool:
-    """True for a whole stored page; False for one read without :data:`KEY_PAGE_KEYS` (an
-    unfinished variant's page as ``quizapp.services.page_rows`` reads it)."""
+    """True for a whole stored page (or part of one); False for one read without
+    :data:`KEY_PAGE_KEYS` (an unfinished variant's page as ``quizapp.services.page_rows`` reads
+    it, :func:`key_page_paths`)."""
     return KEY_PAGE_KEYS[0] in page
 
 
@@ -383,8 +397,12 @@ def page_markup(page: dict[str, Any]) -> dict[str, Any]:
                 "solution": [
                     {k: (v if k == "title" else mark(v)) for k, v in step.items()}
                     for step in part["solution"]
-                ],
-                "expected": {"text": part["expected_text"], "html": mark(part["expected_html"])},
+                ]
+                if has_key_page(part)
+                else None,
+                "expected": {"text": part["expected_text"], "html": mark(part["expected_html"])}
+                if has_key_page(part)
+                else None,
                 "uses": list(part.get("uses", [])),
             }
             for part in page.get("parts", [])

@@ -25,7 +25,7 @@ from quizapp.bank.parts import (
 )
 from quizapp.bank.stored import freeze, thaw
 from quizapp.grading import Verdict
-from quizapp.page import page_markup, render_page
+from quizapp.page import KEY_PAGE_KEYS, TRIMMED_PARTS, key_page_paths, page_markup, render_page
 
 SQUARE = """\
 title: Scores then weights
@@ -392,6 +392,19 @@ def test_the_page_has_each_parts_prompt_solution_and_answer() -> None:
     json.dumps(page)
     marked = page_markup(page)
     assert marked["parts"][1]["prompt_html"] == w["prompt_html"]
+    # Read without its answer keys (an unfinished variant, ``key_page_paths``): each part's
+    # solution and expected answer are None, everything else the same.
+    trimmed = {k: v for k, v in page.items() if k not in KEY_PAGE_KEYS}
+    trimmed["parts"] = [
+        {k: v for k, v in p.items() if k not in KEY_PAGE_KEYS} for p in page["parts"]
+    ]
+    shown = page_markup(trimmed)
+    assert [(p["solution"], p["expected"]) for p in shown["parts"]] == [(None, None)] * 2
+    assert [p["prompt_html"] for p in shown["parts"]] == [p["prompt_html"] for p in marked["parts"]]
+    paths = key_page_paths()
+    assert ("solution",) in paths and ("parts", 0, "expected_html") in paths
+    assert ("parts", TRIMMED_PARTS - 1, "solution") in paths
+    assert ("parts", TRIMMED_PARTS, "solution") not in paths
 
 
 # --------------------------------------------------------------------------------------------

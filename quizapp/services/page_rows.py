@@ -21,7 +21,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from quizapp.models import Exercise, Quiz, User, Variant
-from quizapp.page import KEY_PAGE_KEYS, has_key_page
+from quizapp.page import has_key_page, key_page_paths
 from quizapp.services.variants import CURRENT_NUMBER, check_exercise_id, live_exercise
 
 
@@ -108,8 +108,9 @@ _Q, _E, _V = Quiz.__table__, Exercise.__table__, Variant.__table__
 
 class _ShownPage(FunctionElement[Any]):
     """``variants.page`` as the exercise page needs it: whole once the variant is finished
-    (``finished_at`` set), else without :data:`~quizapp.page.KEY_PAGE_KEYS`, removed in the
-    database (SQLite's ``json_remove``, PostgreSQL's ``jsonb -`` operator), so the worked
+    (``finished_at`` set), else without :data:`~quizapp.page.KEY_PAGE_KEYS` (at the top and in
+    its parts, ``quizapp.page.key_page_paths``), removed in the database (SQLite's
+    ``json_remove``, PostgreSQL's ``jsonb #-`` operator), so the worked
     solution is neither sent to Python nor decoded there.  Decoding it was about 8 % of an
     unfinished page's GET on SQLite (benchmarks/NOTES.md, issue 11).  Other databases read the
     whole page."""
@@ -127,7 +128,10 @@ def _shown_page_whole(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> 
 @compiles(_ShownPage, "sqlite")
 def _shown_page_sqlite(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> str:
     page = compiler.process(_V.c.page, **kw)
-    paths = ", ".join(f"'$.{key}'" for key in KEY_PAGE_KEYS)
+    paths = ", ".join(
+        "'$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) + "'"
+        for path in key_page_paths()
+    )
     finished = compiler.process(_V.c.finished_at, **kw)
     return f"CASE WHEN {finished} IS NULL THEN json_remove({page}, {paths}) ELSE {page} END"
 
@@ -135,12 +139,11 @@ def _shown_page_sqlite(element: _ShownPage, compiler: SQLCompiler, **kw: Any) ->
 @compiles(_ShownPage, "postgresql")
 def _shown_page_postgresql(element: _ShownPage, compiler: SQLCompiler, **kw: Any) -> str:
     page = compiler.process(_V.c.page, **kw)
-    keys = " - ".join(f"'{key}'" for key in KEY_PAGE_KEYS)
+    trimmed = f"CAST({page} AS JSONB)"
+    for path in key_page_paths():
+        trimmed = f"({trimmed} #- '{{{','.join(str(p) for p in path)}}}')"
     finished = compiler.process(_V.c.finished_at, **kw)
-    return (
-        f"CASE WHEN {finished} IS NULL THEN CAST(CAST({page} AS JSONB) - {keys} AS JSON) "
-        f"ELSE {page} END"
-    )
+    return f"CASE WHEN {finished} IS NULL THEN CAST({trimmed} AS JSON) ELSE {page} END"
 
 
 #: The exercise with its quiz and, when it exists, the student's current variant (the number in
