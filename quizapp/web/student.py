@@ -263,8 +263,9 @@ def check_form_encoding() -> None:
     (``errors.ANSWER_ENDPOINTS``) answers with its own page (``_answer``) or, when the token was
     lost with the body, the CSRF handler says the cause; any other form is refused here with
     400 (:func:`quizapp.web.errors.not_utf8_message`).  The body is cached, so
-    ``request.form`` parses the same bytes afterwards.  Multipart bodies are not checked (no
-    form of the app is multipart).
+    ``request.form`` parses the same bytes afterwards.  Multipart bodies (the roster upload)
+    are not checked: Werkzeug reads their fields with invalid bytes replaced by U+FFFD, which
+    the answer's reader refuses as a character.
     """
     g.form_bad_field = None
     if request.method != "POST" or request.mimetype != "application/x-www-form-urlencoded":
