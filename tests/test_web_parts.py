@@ -393,6 +393,53 @@ def test_a_part_refused_before_grading_keeps_the_pages_state(app) -> None:
     assert re.search(r'name="part-r-cell-1-0" value="6"', page)
 
 
+def test_what_was_typed_comes_back_when_a_part_cannot_be_read_or_is_refused(app) -> None:
+    """An unreadable text in a part's text box is shown again in that box; a box that is not
+    UTF-8 is refused with the other boxes kept as typed; a multipart body with such a byte is
+    refused the same way; "Check part r only" with r empty names r (the tester's report)."""
+    client = signed_in(app, "ana")
+    # Unreadable text for x, checked alone: graded invalid, the text kept in its box.
+    page = text(post_parts(client, SOLVE, {"x": "("}, only="x"))
+    assert rows_of(app, SOLVE)[-1].status == "invalid"
+    assert re.search(
+        r'<textarea id="part-x-answer-text" name="part-x-answer" rows="2">\(</textarea>', page
+    )
+    # A box that is not UTF-8 (a percent-escape): refused, nothing stored, the others kept.
+    form = client.get(f"/exercises/{SOLVE}").get_data(as_text=True)
+    token = csrf_from(form)
+    variant = re.search(r'name="variant" value="(\d+)"', form).group(1)
+    body = (
+        f"csrf_token={token}&variant={variant}&part-x-cell-0-0=%FF&part-x-cell-1-0=7"
+        "&part-r-answer=0%3B0"
+    )
+    resp = client.post(
+        f"/exercises/{SOLVE}", data=body, content_type="application/x-www-form-urlencoded"
+    )
+    page = text(resp)
+    assert resp.status_code == 400 and len(rows_of(app, SOLVE)) == 1
+    assert "in the box in part x, row 1, column 1; nothing was graded" in page
+    assert re.search(r'name="part-x-cell-1-0" value="7"', page)
+    assert re.search(r'name="part-r-answer" rows="2">0;0</textarea>', page)
+    # The same byte raw in a multipart body (Werkzeug reads it as U+FFFD): refused, not stored.
+    fields = {"csrf_token": token.encode(), "variant": variant.encode(), "part-x-answer": b"1;\xff"}
+    multipart = b"".join(
+        b'--B\r\nContent-Disposition: form-data; name="' + k.encode() + b'"\r\n\r\n' + v + b"\r\n"
+        for k, v in fields.items()
+    )
+    resp = client.post(
+        f"/exercises/{SOLVE}",
+        data=multipart + b"--B--\r\n",
+        content_type="multipart/form-data; boundary=B",
+    )
+    assert resp.status_code == 400 and "not valid text (invalid UTF-8)" in text(resp)
+    assert len(rows_of(app, SOLVE)) == 1
+    # "Check part r only" with r empty: says which part.
+    resp = post_parts(client, SOLVE, {}, only="r")
+    assert resp.status_code == 400
+    assert "Type an answer for part r first; nothing was graded" in text(resp)
+    assert len(rows_of(app, SOLVE)) == 1
+
+
 # --------------------------------------------------------------------------------------------
 # The JSON API
 

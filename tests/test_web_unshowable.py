@@ -172,14 +172,27 @@ def test_a_raw_non_utf8_byte_in_a_form_post_is_named_not_taken_for_a_missing_tok
 
 
 @pytest.mark.parametrize(
-    "field,words",
+    "field,says",
     [
-        ("x", "in the form's field \u201cx\u201d"),
-        ("answer", "in the answer box"),
+        (
+            "x",
+            "The form is not valid text (invalid UTF-8) in the form's field \u201cx\u201d; "
+            "nothing was graded and it used no attempt. Reload the page and answer again.",
+        ),
+        (
+            "variant",
+            "The form is not valid text (invalid UTF-8) in the form's field \u201cvariant\u201d;"
+            " nothing was graded and it used no attempt. Reload the page and answer again.",
+        ),
+        (
+            "answer",
+            "The answer is not valid text (invalid UTF-8) in the answer box; nothing was graded "
+            "and it used no attempt. Type it again",
+        ),
     ],
 )
 def test_a_percent_escape_that_is_not_utf8_names_the_field_it_is_in(
-    tmp_path: Path, field: str, words: str
+    tmp_path: Path, field: str, says: str
 ) -> None:
     from test_web_support import csrf_from
 
@@ -193,7 +206,7 @@ def test_a_percent_escape_that_is_not_utf8_names_the_field_it_is_in(
     )
     text = html.unescape(resp.get_data(as_text=True))
     assert resp.status_code == 400
-    assert f"The answer is not valid text (invalid UTF-8) {words}; nothing was graded" in text
+    assert says in text
     with app.app_context():
         assert db.session.scalars(db.select(Submission)).all() == []
 

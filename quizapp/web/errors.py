@@ -37,6 +37,12 @@ def not_utf8_message(field: str | None, *, answer: bool) -> str:
     """The 400 message for a form whose ``field`` (its name as posted) is not valid UTF-8
     (``student.check_form_encoding``); ``answer`` for the exercise form (no attempt used)."""
     where = f" in {_field_words(field)}" if field is not None else ""
+    typed = field is not None and (_CELL.fullmatch(field) or _TEXT.fullmatch(field))
+    if answer and not typed:  # a field of the page itself (the token, the variant): not typed
+        return (
+            f"The form is not valid text (invalid UTF-8){where}; nothing was graded and it "
+            "used no attempt. Reload the page and answer again."
+        )
     if answer:
         return (
             f"The answer is not valid text (invalid UTF-8){where}; nothing was graded and it "
@@ -49,7 +55,7 @@ def not_utf8_message(field: str | None, *, answer: bool) -> str:
 
 
 _CELL = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?cell-(?P<r>\d{1,3})-(?P<c>\d{1,3})")
-_TEXT = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?answer")
+_TEXT = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?answer|part-(?P<only>[^-]{1,40})")
 
 
 def _field_words(name: str) -> str:
@@ -61,7 +67,8 @@ def _field_words(name: str) -> str:
         return f"the box in {part}row {int(cell['r']) + 1}, column {int(cell['c']) + 1}"
     text = _TEXT.fullmatch(name)
     if text:
-        return f"part {text['part']}'s answer box" if text["part"] else "the answer box"
+        part = text["part"] or text["only"]  # ``part-x``: the instructor preview's box
+        return f"part {part}'s answer box" if part else "the answer box"
     shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in name)[:40]
     return f"the form's field \u201c{shown}\u201d"
 

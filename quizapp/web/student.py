@@ -263,14 +263,20 @@ def check_form_encoding() -> None:
     (``errors.ANSWER_ENDPOINTS``) answers with its own page (``_answer``) or, when the token was
     lost with the body, the CSRF handler says the cause; any other form is refused here with
     400 (:func:`quizapp.web.errors.not_utf8_message`).  The body is cached, so
-    ``request.form`` parses the same bytes afterwards.  Multipart bodies (the roster upload)
-    are not checked: Werkzeug reads their fields with invalid bytes replaced by U+FFFD, which
-    the answer's reader refuses as a character.
+    ``request.form`` parses the same bytes afterwards.  A multipart body (the roster upload's
+    kind) is read by Werkzeug with invalid bytes as U+FFFD: a field holding one is the bad
+    field (its files are not checked: the roster import reads its own bytes).
     """
     g.form_bad_field = None
-    if request.method != "POST" or request.mimetype != "application/x-www-form-urlencoded":
+    if request.method != "POST":
         return
-    g.form_bad_field = _first_non_utf8_field(request.get_data(cache=True))
+    if request.mimetype == "multipart/form-data":
+        # Werkzeug reads a multipart field's invalid bytes as U+FFFD (never typed on purpose)
+        g.form_bad_field = next(
+            (k for k, v in request.form.items(multi=True) if "\ufffd" in k + v), None
+        )
+    elif request.mimetype == "application/x-www-form-urlencoded":
+        g.form_bad_field = _first_non_utf8_field(request.get_data(cache=True))
     if g.form_bad_field is not None and request.endpoint not in errors.ANSWER_ENDPOINTS:
         abort(400, description=errors.not_utf8_message(g.form_bad_field, answer=False))
 
@@ -374,14 +380,8 @@ def _answer(exercise_id: str) -> tuple[str, int]:
     page = ExerciseRow.of(exercise)
     form = services.stored_answer_form(variant)
     part_forms = services.stored_part_forms(variant) if form.type == "parts" else None
-    if not _form_body_is_utf8():
-        return render_exercise(
-            page,
-            VariantRow.of(variant),
-            error=errors.not_utf8_message(g.get("form_bad_field"), answer=True),
-            status=400,
-        )
     posted: str | list[list[str]] | dict[str, Any] | None
+    only: str | None = None
     if part_forms is not None:
         only = request.form.get("only") or None
         if only is not None and only not in {part.name for part in part_forms}:
@@ -395,6 +395,14 @@ def _answer(exercise_id: str) -> tuple[str, int]:
         posted = parts_view.read_posted_parts(part_forms, request.form, only=only)
     else:
         posted = display.read_posted_answer(form, request.form)
+    if not _form_body_is_utf8():  # the boxes come back as read (the bad one as its escapes)
+        return render_exercise(
+            page,
+            VariantRow.of(variant),
+            posted=posted,
+            error=errors.not_utf8_message(g.get("form_bad_field"), answer=True),
+            status=400,
+        )
     forms = (
         [("", form)]
         if part_forms is None
@@ -430,7 +438,12 @@ def _answer(exercise_id: str) -> tuple[str, int]:
     except services.BadRequest as err:
         return render_exercise(page, posted=posted, error=err.message, status=400)
     if part_forms is not None and not posted:
-        return render_exercise(page, error="Type an answer for at least one part.", status=400)
+        which = f"part {only}" if only is not None else "at least one part"
+        return render_exercise(
+            page,
+            error=f"Type an answer for {which} first; nothing was graded and no attempt was used.",
+            status=400,
+        )
     if posted is None or (isinstance(posted, str) and not posted.strip()):
         return render_exercise(
             page,
