@@ -10,6 +10,7 @@ import pytest
 from test_bank_kinds_helpers import exercise_specs, make_variant, text, tolerance_from_yaml
 
 from quizapp.bank.answers import (
+    _as_asked,
     denoised,
     expected_answer_text,
     grade_answer,
@@ -273,8 +274,15 @@ def test_shown_answer_text_is_correct_and_without_float_noise(ex_id: str, data: 
         full, shown = expected_answer_text(v), shown_answer_text(v)
         verdict = grade_answer(v, shown)
         assert verdict.status == "correct" and verdict.score == 1.0, (seed, verdict.message)
-        if shown != denoised(full):
-            assert shown == full and grade_answer(v, denoised(full)).status != "correct"
+        asked = _as_asked(full, v.tolerance)
+        assert shown in {asked, denoised(full), full}, seed
+        if shown == full and full != denoised(full):  # neither shorter text grades correct
+            for text_ in {asked, denoised(full)} - {None, full}:
+                assert (
+                    grade_answer(v, text_).status != "correct" or grade_answer(v, text_).score < 1
+                )
+        if asked is not None and shown != asked:  # the text as asked did not grade correct
+            assert grade_answer(v, asked).status != "correct" or asked == full
         for number in re.findall(r"\d+\.\d+", shown if shown != full else ""):
             assert len(number.replace(".", "").lstrip("0")) <= 12, (seed, number)
 
@@ -290,6 +298,33 @@ def test_a_solve_of_an_exact_system_is_shown_as_the_exact_answer() -> None:
     zero = dataclasses.replace(v, expected=np.array([8.881784197001252e-16, -1.3e-15]))
     assert shown_answer_text(zero) == "[0, 0]"
     assert denoised("x = 0.1 + 1.23456789012345678e-5") == "x = 0.1 + 1.23456789012e-5"
+
+
+def test_the_shown_answer_is_written_as_the_exercise_asks() -> None:
+    """An exercise that asks for 2 decimals (``decdig: 2``) shows ``0.18``, not
+    ``0.178370154728``; one that asks for 3 significant digits shows ``1230``."""
+    ex_id, data = next((i, d) for i, d in SPECS if d.get("kind") == "linear_system")
+    v = make_variant(data, 0, ex_id)
+    weights = dataclasses.replace(
+        v,
+        expected=np.array([0.178370154728, 0.821629845272]),
+        tolerance=Tolerance(mode="decdig", digits=2),
+    )
+    assert shown_answer_text(weights) == "[0.18, 0.82]"
+    big = dataclasses.replace(
+        v, expected=np.array([1234.5, -0.0012345]), tolerance=Tolerance(mode="sigfig", digits=3)
+    )
+    assert shown_answer_text(big) == "[1230, -0.00123]"
+    # Every bundled exercise that asks for decimals shows its answer with that many.
+    for ex_id, data in SPECS:
+        one = make_variant(data, 1, ex_id)
+        if one.tolerance.mode == "decdig" and not one.parts:
+            shown = shown_answer_text(one)
+            d = one.tolerance.digits
+            assert all(len(n.split(".")[1]) == d for n in re.findall(r"\d+\.\d+", shown)), (
+                ex_id,
+                shown,
+            )
 
 
 def test_the_shown_answer_keeps_full_precision_when_rounding_it_would_grade_wrong() -> None:

@@ -513,20 +513,45 @@ def denoised(text: str) -> str:
     return _NUMBER.sub(lambda m: format_number(float(m.group(0)), 12), text)
 
 
+def _as_asked(text: str, tolerance: Any) -> str | None:
+    """``text`` with its numbers written as the tolerance asks for them: ``decdig`` d to d
+    decimals, ``sigfig`` d to d significant digits; None for another tolerance."""
+    digits = getattr(tolerance, "digits", None)
+    mode = getattr(tolerance, "mode", None)
+    if not isinstance(digits, int) or digits < 0 or mode not in ("decdig", "sigfig"):
+        return None
+
+    def one(match: re.Match[str]) -> str:
+        x = float(match.group(0))
+        if mode == "decdig":
+            shown = f"{x:.{digits}f}"
+        else:
+            shown = np.format_float_positional(
+                x, precision=max(digits, 1), unique=False, fractional=False, trim="-"
+            )
+        return "0" if float(shown) == 0 else shown  # no "-0.00"
+
+    return _NUMBER.sub(one, text)
+
+
 def shown_answer_text(variant: Variant) -> str:
     """A correct answer for ``variant`` as the instructor's variant view and a finished page
-    show it ("as typed"): :func:`expected_answer_text` without floating-point noise
-    (:func:`denoised`), when that text still grades correct with full score; else the
-    full-precision text.  (A solve of an exact system gives ``2.9999999999999973`` for 3:
-    typing that back is nobody's answer.)"""
+    show it ("as typed"): :func:`expected_answer_text` written as the exercise asks (its
+    ``decdig`` or ``sigfig`` tolerance: ``0.18`` for 2 decimals), else without floating-point
+    noise (:func:`denoised`), the first of these that still grades correct with full score;
+    else the full-precision text.  (A solve of an exact system gives ``2.9999999999999973``
+    for 3: typing that back is nobody's answer.)"""
     text = expected_answer_text(variant)
-    clean = denoised(text)
-    if clean == text:
-        return text
-    if [float(x) for x in _NUMBER.findall(text)] == [float(x) for x in _NUMBER.findall(clean)]:
-        return clean  # the same values, written shorter (``2.0`` -> ``2``): nothing to grade
-    verdict = grade_answer(variant, clean)
-    return clean if verdict.status == "correct" and verdict.score >= 1.0 else text
+    values = [float(x) for x in _NUMBER.findall(text)]
+    for candidate in (_as_asked(text, variant.tolerance), denoised(text)):
+        if candidate is None or candidate == text:
+            continue
+        if [float(x) for x in _NUMBER.findall(candidate)] == values:
+            return candidate  # the same values, written shorter (``2.0`` -> ``2``)
+        verdict = grade_answer(variant, candidate)
+        if verdict.status == "correct" and verdict.score >= 1.0:
+            return candidate
+    return text
 
 
 # --------------------------------------------------------------------------------------------
