@@ -66,7 +66,9 @@ def test_token_errors(client) -> None:
     assert wrong.status_code == 401 and wrong.get_json() == {"error": "Wrong username or password."}
     assert client.post("/api/v1/token", json={"username": "ana"}).status_code == 400
     bad = client.post("/api/v1/token", data='{"username": ', content_type="application/json")
-    assert bad.status_code == 400 and bad.get_json()["error"] == "The body is not valid JSON."
+    assert bad.status_code == 400 and bad.get_json()["error"].startswith(
+        "The body is not valid JSON ("
+    )
     form = client.post("/api/v1/token", data={"username": "ana", "password": "x"})
     assert form.status_code == 400 and "application/json" in form.get_json()["error"]
     arr = client.post("/api/v1/token", json=["ana"])

@@ -170,7 +170,11 @@ def test_huge_grids_are_refused_clearly(app: Any, tok: dict[str, str]) -> None:
 @pytest.mark.parametrize(
     ("body", "content_type", "message"),
     [
-        ('{"answer": ', "application/json", "The body is not valid JSON."),
+        (
+            '{"answer": ',
+            "application/json",
+            "The body is not valid JSON (Expecting value, line 1, column 12).",
+        ),
         ('{"answer": 5}', "application/json", "'answer' must be text"),
         ('{"answer": null}', "application/json", "'answer' must be text"),
         ('{"answer": ["1"]}', "application/json", "'answer' must be text"),
@@ -185,8 +189,12 @@ def test_huge_grids_are_refused_clearly(app: Any, tok: dict[str, str]) -> None:
         ('{"answer": "1", "admin": true}', "application/json", "Unknown field(s): admin."),
         ("answer=1+2", "application/x-www-form-urlencoded", "Content-Type: application/json"),
         ('{"answer": "1 2"}', "text/plain", "Content-Type: application/json"),
-        (b'{"answer": "\xff\xfe"}', "application/json", "The body is not valid JSON."),
-        ("", "application/json", "The body is not valid JSON."),
+        (
+            b'{"answer": "\xff\xfe"}',
+            "application/json",
+            "The body is not valid JSON: it is not UTF-8 text (byte 13).",
+        ),
+        ("", "application/json", "The body is not valid JSON (Expecting value, line 1, column 1)."),
         ('{"answer": "1"}' + " " * 10 + "garbage", "application/json", "not valid JSON"),
     ],
 )

@@ -74,12 +74,30 @@ def _json_body() -> dict[str, Any]:
     try:
         body = request.get_json(force=False, silent=False)
     except HTTPBadRequest:
-        raise ApiError(400, "The body is not valid JSON.") from None
+        raise ApiError(400, _json_problem(request.get_data(cache=True))) from None
     except RecursionError:
         raise ApiError(400, "The JSON body is nested too deeply.") from None
     if not isinstance(body, dict):
         raise ApiError(400, "The JSON body must be an object.")
     return body
+
+
+def _json_problem(raw: bytes) -> str:
+    """What is wrong with a JSON body that does not parse: its encoding (JSON is UTF-8, RFC
+    8259 section 8.1) with the byte, else the parser's message with its line and column."""
+    import json
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"The body is not valid JSON: it is not UTF-8 text (byte {err.start + 1})."
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as err:
+        return f"The body is not valid JSON ({err.msg}, line {err.lineno}, column {err.colno})."
+    except (ValueError, RecursionError):
+        pass
+    return "The body is not valid JSON."
 
 
 def _bearer_token() -> str | None:
