@@ -49,6 +49,7 @@ from quizapp.grading import (
     read_answer,
     shape_mismatch,
 )
+from quizapp.grading.mistakes import round_significant
 from quizapp.grading.parse import parse_answer_cells, split_cells
 
 #: A single answer: text, or a grid of cell strings as the web posts it.
@@ -523,12 +524,9 @@ def _as_asked(text: str, tolerance: Any) -> str | None:
 
     def one(match: re.Match[str]) -> str:
         x = float(match.group(0))
-        if mode == "decdig":
-            shown = f"{x:.{digits}f}"
-        else:
-            shown = np.format_float_positional(
-                x, precision=max(digits, 1), unique=False, fractional=False, trim="-"
-            )
+        if mode == "sigfig":  # the grader's own rounding, written without float noise
+            return format_number(round_significant(x, max(digits, 1)), 12)
+        shown = f"{x:.{digits}f}"
         return "0" if float(shown) == 0 else shown  # no "-0.00"
 
     return _NUMBER.sub(one, text)

@@ -266,7 +266,7 @@ def _submission_json(sub: Any) -> dict[str, Any]:
     out.update(
         {
             "id": sub.id,
-            "score": shown_score(sub.score),
+            "score": shown_score(sub.score),  # the column: the score that counts
             "answer": services.decode_raw_answer(sub.answer_format, sub.raw_answer),
             "answer_format": _answer_format(sub.answer_format),
             "used_attempt": sub.used_attempt,

@@ -747,6 +747,27 @@ def typed_answer(data: Any) -> list[tuple[str, str]]:
     return [("", text)] if text else []
 
 
+def answer_field_words(name: str) -> str | None:
+    """A posted field's name as a message says it when it is one of an answer form's boxes:
+    ``cell-r-c`` (0-based) as "the box in row r+1, column c+1", ``answer`` as "the answer box",
+    each with its part for ``part-<name>-...`` (and the instructor preview's ``part-<name>``);
+    None for any other field (the token, the variant, a button)."""
+    part = _PART_FIELD.fullmatch(name)
+    own = part.group(2) if part else name
+    where = f"part {part.group(1)}, " if part else ""
+    cell = _CELL_FIELD.fullmatch(own)
+    if cell:
+        return f"the box in {where}row {int(cell.group(1)) + 1}, column {int(cell.group(2)) + 1}"
+    if own == "answer":
+        return f"part {part.group(1)}'s answer box" if part else "the answer box"
+    preview = _PREVIEW_PART_FIELD.fullmatch(name)
+    return f"part {preview.group(1)}'s answer box" if preview else None
+
+
+#: The instructor preview's box of one part ("Try an answer" of a multi-part exercise).
+_PREVIEW_PART_FIELD = re.compile(r"part-([^-]{1,40})")
+
+
 def _typed_one(fields: dict[str, str], via: str | None) -> str:
     """One answer's text from its fields (``answer`` and ``cell-r-c``), as :func:`typed_answer`."""
     cells: dict[tuple[int, int], str] = {}

@@ -8,7 +8,6 @@ details (no stack trace, no data).
 from __future__ import annotations
 
 import logging
-import re
 
 from flask import Flask, Response, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
@@ -35,10 +34,20 @@ MESSAGES = {
 
 def not_utf8_message(field: str | None, *, answer: bool) -> str:
     """The 400 message for a form whose ``field`` (its name as posted) is not valid UTF-8
-    (``student.check_form_encoding``); ``answer`` for the exercise form (no attempt used)."""
-    where = f" in {_field_words(field)}" if field is not None else ""
-    typed = field is not None and (_CELL.fullmatch(field) or _TEXT.fullmatch(field))
-    if answer and not typed:  # a field of the page itself (the token, the variant): not typed
+    (``student.check_form_encoding``); ``answer`` for the exercise form (no attempt used).  An
+    answer box is named by its place (``display.answer_field_words``), any other field by its
+    name."""
+    from quizapp.web.display import answer_field_words
+
+    box = answer_field_words(field) if field is not None else None
+    if field is None:
+        where = ""
+    elif box is not None:
+        where = f" in {box}"
+    else:
+        shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in field)[:40]
+        where = f" in the form's field \u201c{shown}\u201d"
+    if answer and box is None:  # a field of the page itself (the token, the variant): not typed
         return (
             f"The form is not valid text (invalid UTF-8){where}; nothing was graded and it "
             "used no attempt. Reload the page and answer again."
@@ -52,25 +61,6 @@ def not_utf8_message(field: str | None, *, answer: bool) -> str:
         f"The form is not valid text (invalid UTF-8){where}; nothing was stored. Reload the "
         "page and type it again."
     )
-
-
-_CELL = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?cell-(?P<r>\d{1,3})-(?P<c>\d{1,3})")
-_TEXT = re.compile(r"(?:part-(?P<part>[^-]{1,40})-)?answer|part-(?P<only>[^-]{1,40})")
-
-
-def _field_words(name: str) -> str:
-    """A posted field's name as the message says it: an answer box by its place, any other
-    field by its name (printable characters only, at most 40)."""
-    cell = _CELL.fullmatch(name)
-    if cell:
-        part = f"part {cell['part']}, " if cell["part"] else ""
-        return f"the box in {part}row {int(cell['r']) + 1}, column {int(cell['c']) + 1}"
-    text = _TEXT.fullmatch(name)
-    if text:
-        part = text["part"] or text["only"]  # ``part-x``: the instructor preview's box
-        return f"part {part}'s answer box" if part else "the answer box"
-    shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in name)[:40]
-    return f"the form's field \u201c{shown}\u201d"
 
 
 def wants_json() -> bool:

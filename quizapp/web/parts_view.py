@@ -109,7 +109,7 @@ def over_last(
     last_answers = dict(last) if isinstance(last, Mapping) else {}
     parts = dict((verdict or {}).get("parts") or {})
     locked = {name for name, v in parts.items() if isinstance(v, Mapping) and v.get("locked")}
-    sent = {k: v for k, v in (posted if isinstance(posted, Mapping) else {}).items()}
+    sent = dict(posted) if isinstance(posted, Mapping) else {}
     answers = {**last_answers, **{k: v for k, v in sent.items() if k not in locked}}
     if verdict is None:
         return answers, None

@@ -219,8 +219,11 @@ def _best_answer(
     shown is the best."""
     best = best_attempt([s for s in submissions if s.used_attempt])
     # a repeat of an earlier answer (no attempt used) carries that answer's score
-    graded = current is not None and current.status != "invalid"
-    shown = credited(current.score, current.credit) if current and graded else 0.0
+    shown = (
+        credited(current.score, current.credit)
+        if current is not None and current.status != "invalid"
+        else 0.0
+    )
     if best.score <= 0.0 or best.score <= shown:
         return None
     return {"score": best.score, "points": exercise_points(best.score, points, None)}
