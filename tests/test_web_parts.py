@@ -65,6 +65,13 @@ def scores_of(app, username: str) -> tuple[np.ndarray, np.ndarray]:
     return S, softmax_rows(S / np.sqrt(2))
 
 
+def solved_system(app, username: str = "ana") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A, y and the solution x of A x = y of the student's variant of SOLVE, by NumPy."""
+    values = variant_values(app, username, SOLVE)
+    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
+    return A, y, np.linalg.solve(A, y)
+
+
 def wrong_scores(S: np.ndarray) -> np.ndarray:
     """S with one entry changed so that the weights of its row change visibly."""
     bad = S.copy()
@@ -286,9 +293,7 @@ def test_a_locked_part_posted_after_the_attempts_ran_out_says_no_attempts_left(a
 def test_the_residual_of_a_wrong_solution_is_graded_on_the_students_own_x(app) -> None:
     """The check by substitution: r = y - Ax with the student's own (wrong) x."""
     client = signed_in(app, "ana")
-    values = variant_values(app, "ana", SOLVE)
-    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
-    x = np.linalg.solve(A, y)
+    A, y, x = solved_system(app)
     wrong = x + np.array([1.0, 0.0])
     r = y - A @ wrong
     post_parts(client, SOLVE, {"x": [[f"{v:g}"] for v in wrong], "r": [[f"{v:g}"] for v in r]})
@@ -308,9 +313,7 @@ def test_checking_x_only_says_the_kept_residual_was_graded_again_with_the_new_x(
     answer is graded, docs/multi-part.md), so it turns incorrect, and the page says why; the
     best score stays."""
     client = signed_in(app, "ana")
-    values = variant_values(app, "ana", SOLVE)
-    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
-    x = np.linalg.solve(A, y)
+    A, y, x = solved_system(app)
     wrong = x + np.array([1.0, 1.0])
     r = y - A @ wrong
     first = text(
@@ -341,9 +344,7 @@ def test_a_repeated_check_of_one_part_does_not_repeat_the_kept_note(app) -> None
     again: the note), then the same again: a repeat, no attempt used, and no note (nothing was
     graded again)."""
     client = signed_in(app, "ana")
-    values = variant_values(app, "ana", SOLVE)
-    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
-    x = np.linalg.solve(A, y)
+    A, y, x = solved_system(app)
     wrong = x + np.array([1.0, 1.0])
     post_parts(
         client, SOLVE, {"x": [[f"{v:g}"] for v in wrong], "r": [[f"{v:g}"] for v in y - A @ wrong]}
@@ -362,9 +363,7 @@ def test_a_part_refused_before_grading_keeps_the_pages_state(app) -> None:
     answer, lock and verdict, offers no button for x, and lists the submissions (the
     tester's report: x came back empty and editable, and its button was refused)."""
     client = signed_in(app, "ana")
-    values = variant_values(app, "ana", SOLVE)
-    A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
-    x = np.linalg.solve(A, y)
+    A, y, x = solved_system(app)
     typed_x = [[f"{v:.9g}"] for v in x]
     post_parts(client, SOLVE, {"x": typed_x}, only="x")
     assert rows_of(app, SOLVE)[-1].verdict["parts"]["x"]["locked"] is True

@@ -104,19 +104,28 @@ def test_nul_in_a_posted_cell_is_echoed_visibly_not_raw(tmp_path: Path) -> None:
     assert "\x00" not in text and "3\u2400" in text
 
 
-def test_invalid_utf8_in_a_form_post_is_refused_not_stored_as_percent_escapes(
-    tmp_path: Path,
-) -> None:
+def _student_on_deck(tmp_path: Path):
+    """(app, signed-in client of a new student, the deck exercise form's CSRF token)."""
     from test_web_support import csrf_from
 
     app = bank_app(tmp_path)
     add_user(app, "ana")
     client = signed_in(app, "ana")
-    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
-    body = f"csrf_token={token}&via=text&answer=%FF%FE"
-    resp = client.post(
+    return app, client, csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
+
+
+def _post_raw(client, body: str | bytes):
+    """POST ``body`` as it is (a URL-encoded form) to the deck exercise."""
+    return client.post(
         "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
     )
+
+
+def test_invalid_utf8_in_a_form_post_is_refused_not_stored_as_percent_escapes(
+    tmp_path: Path,
+) -> None:
+    app, client, token = _student_on_deck(tmp_path)
+    resp = _post_raw(client, f"csrf_token={token}&via=text&answer=%FF%FE")
     assert resp.status_code == 400
     assert "not valid text (invalid UTF-8)" in resp.get_data(as_text=True)
     with app.app_context():
@@ -141,20 +150,14 @@ def test_a_raw_non_utf8_byte_in_a_form_post_is_named_not_taken_for_a_missing_tok
 ) -> None:
     """Werkzeug drops a URL-encoded body holding a raw non-UTF-8 byte whole, token and all: the
     message names the encoding (not the token), and nothing is stored."""
-    from test_web_support import csrf_from
-
-    app = bank_app(tmp_path)
-    add_user(app, "ana")
-    client = signed_in(app, "ana")
-    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True)).encode()
+    app, client, text_token = _student_on_deck(tmp_path)
+    token = text_token.encode()
     body = {
         "answer": b"csrf_token=" + token + b"&via=text&answer=2,5\xff",
         "unrelated field": b"csrf_token=" + token + b"&via=text&answer=2,5&x=\xff",
         "before the token": b"\xff&csrf_token=" + token + b"&via=text&answer=2,5",
     }[where]
-    resp = client.post(
-        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
-    )
+    resp = _post_raw(client, body)
     text = resp.get_data(as_text=True)
     assert resp.status_code == 400
     assert "not valid text (invalid UTF-8)" in text and "security token" not in text
@@ -194,16 +197,8 @@ def test_a_raw_non_utf8_byte_in_a_form_post_is_named_not_taken_for_a_missing_tok
 def test_a_percent_escape_that_is_not_utf8_names_the_field_it_is_in(
     tmp_path: Path, field: str, says: str
 ) -> None:
-    from test_web_support import csrf_from
-
-    app = bank_app(tmp_path)
-    add_user(app, "ana")
-    client = signed_in(app, "ana")
-    token = csrf_from(client.get("/exercises/" + DECK).get_data(as_text=True))
-    body = f"csrf_token={token}&via=text&answer=2,5&{field}=1%FF"
-    resp = client.post(
-        "/exercises/" + DECK, data=body, content_type="application/x-www-form-urlencoded"
-    )
+    app, client, token = _student_on_deck(tmp_path)
+    resp = _post_raw(client, f"csrf_token={token}&via=text&answer=2,5&{field}=1%FF")
     text = html.unescape(resp.get_data(as_text=True))
     assert resp.status_code == 400
     assert says in text
