@@ -30,6 +30,9 @@
     var later;
     var markLater = function () { clearTimeout(later); later = setTimeout(markScrollers, 100); };
     markScrollers();
+    // widths settle only once fonts and MathML are laid out (late on a slow or busy device)
+    window.addEventListener("load", markScrollers);
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(markScrollers);
     window.addEventListener("resize", markLater);
     document.addEventListener("toggle", markLater, true); // a hint opened
     var verdict = $(".verdict[data-announce]"), live = $("#announce"), text = [];
