@@ -250,3 +250,68 @@ def test_other_forms_refuse_text_that_is_not_utf8_instead_of_keeping_percent_esc
     text = html.unescape(resp.get_data(as_text=True))
     assert resp.status_code == 400 and "not valid text (invalid UTF-8)" in text
     assert "is not accepted" not in text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/instructor/scoreboard?quiz=%FF",  # was a 404 "There is no quiz '%FF'"
+        "/instructor/scoreboard?quiz=ok&page=%E2%82",  # a cut multi-byte escape, second
+        b"/instructor/scoreboard?quiz=\xff",  # a raw byte, not escaped
+        "/api/quizzes?quiz=%FF",
+    ],
+)
+def test_a_query_string_that_is_not_utf8_is_refused_naming_its_parameter(
+    tmp_path: Path, path: str | bytes
+) -> None:
+    app = bank_app(tmp_path)
+    prof = instructor(app)
+    if isinstance(path, bytes):  # the test client would escape it: the WSGI environ, as sent
+        path, _, query = path.partition(b"?")
+        resp = prof.get(path.decode(), environ_overrides={"QUERY_STRING": query.decode("latin-1")})
+    else:
+        resp = prof.get(path)
+    name = "page" if "page=" in str(path) else "quiz"
+    message = (
+        "The address is not valid text (invalid UTF-8) in its query parameter \u201c"
+        + name
+        + "\u201d; nothing was done. Check the link, or go back and follow it again."
+    )
+    assert resp.status_code == 400
+    if resp.is_json:
+        assert resp.get_json()["error"] == message
+    else:
+        assert message in html.unescape(resp.get_data(as_text=True))
+    # The same address in valid UTF-8 is read as before: the quiz is named, not the encoding.
+    ok = prof.get("/instructor/scoreboard?quiz=%C3%A9")
+    assert ok.status_code == 404 and "invalid UTF-8" not in ok.get_data(as_text=True)
+
+
+def test_the_429_page_shows_the_readable_boxes_not_werkzeugs_reading_of_a_bad_one(
+    tmp_path: Path,
+) -> None:
+    """A rate-limited answer post is not graded; its error page gives back what was typed.  A
+    box whose percent-escape is not UTF-8 holds Werkzeug's lenient reading (``%FF`` kept as
+    text), not what was typed: it is left out, the other boxes are shown."""
+    from test_web_support import csrf_from
+
+    app = bank_app(tmp_path, QUIZAPP_LIMIT_SUBMIT="1/minute")
+    add_user(app, "ana")
+    client = signed_in(app, "ana")
+    page = client.get("/exercises/" + DECK).get_data(as_text=True)
+    token = csrf_from(page)
+    assert _post_raw(client, f"csrf_token={token}&via=text&answer=1,1").status_code == 200
+    before = _count_submissions(app)
+    resp = _post_raw(
+        client, f"csrf_token={token}&via=grid&cell-0-0=7&cell-1-0=8%FF&answer=4%2C%204"
+    )
+    text = html.unescape(resp.get_data(as_text=True))
+    assert resp.status_code == 429
+    assert "%FF" not in text and "8\ufffd" not in text
+    assert "[7; ?]" in text  # the grid as typed, its unreadable cell shown empty
+    assert _count_submissions(app) == before
+
+
+def _count_submissions(app) -> int:
+    with app.app_context():
+        return len(db.session.scalars(db.select(Submission)).all())

@@ -124,7 +124,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     lti.init_app(app)
     csrf.exempt(api.bp)  # the API checks CSRF itself for session-authenticated writes
     # Before every other hook (CSRF parses the form): note whether the form body is valid UTF-8.
-    app.before_request_funcs.setdefault(None, []).insert(0, student.check_form_encoding)
+    app.before_request_funcs.setdefault(None, []).insert(0, student.check_request_encoding)
     errors.register(app)
     security.register(app)
     assets.init_app(app)  # fingerprinted static URLs, long cache lifetimes, compression

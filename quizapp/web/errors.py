@@ -11,6 +11,7 @@ import logging
 
 from flask import Flask, Response, g, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
 from quizapp.services import ServiceError, Unavailable, is_conflict
@@ -34,7 +35,7 @@ MESSAGES = {
 
 def not_utf8_message(field: str | None, *, answer: bool) -> str:
     """The 400 message for a form whose ``field`` (its name as posted) is not valid UTF-8
-    (``student.check_form_encoding``); ``answer`` for the exercise form (no attempt used).  An
+    (``student.check_request_encoding``); ``answer`` for the exercise form (no attempt used).  An
     answer box is named by its place (``display.answer_field_words``), any other field by its
     name."""
     from quizapp.web.display import answer_field_words
@@ -60,6 +61,17 @@ def not_utf8_message(field: str | None, *, answer: bool) -> str:
     return (
         f"The form is not valid text (invalid UTF-8){where}; nothing was stored. Reload the "
         "page and type it again."
+    )
+
+
+def not_utf8_query_message(name: str) -> str:
+    """The 400 message for an address whose query parameter ``name`` (as written, invalid bytes
+    replaced) is not valid UTF-8 (``student.check_request_encoding``): nothing was read or done.
+    """
+    shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in name)[:40]
+    return (
+        f"The address is not valid text (invalid UTF-8) in its query parameter \u201c{shown}"
+        "\u201d; nothing was done. Check the link, or go back and follow it again."
     )
 
 
@@ -95,8 +107,13 @@ def _typed_answer() -> list[tuple[str, str]]:
         return []
     from quizapp.web.display import typed_answer
 
+    # A box that is not UTF-8 holds what Werkzeug made of its bytes, not what was typed
+    # (``student.check_request_encoding``): the other boxes are shown, that one as empty.
+    unreadable = g.get("form_bad_fields") or frozenset()
     try:
-        return typed_answer(request.form)
+        return typed_answer(
+            MultiDict((k, "" if k in unreadable else v) for k, v in request.form.items(multi=True))
+        )
     except Exception:  # a body that does not parse (413, a bad encoding): nothing to show
         return []
 
@@ -109,7 +126,7 @@ def register(app: Flask) -> None:
         field = g.get("form_bad_field")
         if field is not None:
             # Werkzeug drops a whole URL-encoded body holding a raw non-UTF-8 byte, token and
-            # all: the cause is the encoding, not the token (``student.check_form_encoding``).
+            # all: the cause is the encoding, not the token (``student.check_request_encoding``).
             return error_response(400, not_utf8_message(field, answer=True))
         return error_response(
             400,

@@ -255,41 +255,49 @@ def _answer_text(form: Any, sub: Any, pick_context: Any) -> str:
     return display.answer_text(form, answer, pick_context)
 
 
-def check_form_encoding() -> None:
-    """``before_request`` hook, run FIRST (before CSRF reads the form): find the first field of
-    a URL-encoded form body that is not UTF-8, in its raw bytes or in its percent-escapes, and
-    remember its name in ``g.form_bad_field`` (None when the body is fine).
+def check_request_encoding() -> None:
+    """``before_request`` hook, run FIRST (before CSRF reads the form): refuse a query string
+    that is not UTF-8 (400 naming its parameter), and find the fields of a form body that are
+    not UTF-8, in their raw bytes or in their percent-escapes: the first one's name in
+    ``g.form_bad_field`` (None when the body is fine), all of them in ``g.form_bad_fields``.
 
-    Werkzeug decodes form values leniently (an invalid percent-escape is kept as its literal
-    ``%FF`` text) and drops a body with a raw non-UTF-8 byte whole, token and all; either way a
-    form would be stored or refused as something the user never typed.  The exercise form
+    Werkzeug decodes query and form values leniently (an invalid percent-escape is kept as its
+    literal ``%FF`` text) and drops a body with a raw non-UTF-8 byte whole, token and all;
+    either way a request would be answered, stored or refused as something the user never
+    typed (``?quiz=%FF`` was a 404 for a quiz named ``%FF``).  The exercise form
     (``errors.ANSWER_ENDPOINTS``) answers with its own page (``_answer``) or, when the token was
     lost with the body, the CSRF handler says the cause; any other form is refused here with
     400 (:func:`quizapp.web.errors.not_utf8_message`).  The body is cached, so
     ``request.form`` parses the same bytes afterwards.  A multipart body (the roster upload's
-    kind) is read by Werkzeug with invalid bytes as U+FFFD: a field holding one is the bad
+    kind) is read by Werkzeug with invalid bytes as U+FFFD: a field holding one is a bad
     field (its files are not checked: the roster import reads its own bytes).
     """
     g.form_bad_field = None
+    g.form_bad_fields = frozenset()
+    bad_query = _non_utf8_fields(request.query_string)
+    if bad_query:
+        abort(400, description=errors.not_utf8_query_message(bad_query[0]))
     if request.method != "POST":
         return
+    bad: list[str] = []
     if request.mimetype == "multipart/form-data":
         # Werkzeug reads a multipart field's invalid bytes as U+FFFD (never typed on purpose)
-        g.form_bad_field = next(
-            (k for k, v in request.form.items(multi=True) if "\ufffd" in k + v), None
-        )
+        bad = [k for k, v in request.form.items(multi=True) if "\ufffd" in k + v]
     elif request.mimetype == "application/x-www-form-urlencoded":
-        g.form_bad_field = _first_non_utf8_field(request.get_data(cache=True))
+        bad = _non_utf8_fields(request.get_data(cache=True))
+    if bad:
+        g.form_bad_field, g.form_bad_fields = bad[0], frozenset(bad)
     if g.form_bad_field is not None and request.endpoint not in errors.ANSWER_ENDPOINTS:
         abort(400, description=errors.not_utf8_message(g.form_bad_field, answer=False))
 
 
-def _first_non_utf8_field(raw: bytes) -> str | None:
-    """The name of the first ``name=value`` pair of a URL-encoded body whose name or value is
-    not UTF-8 (raw, or once ``+`` and percent-escapes are decoded), as text (invalid bytes
-    replaced); None when every pair is UTF-8."""
+def _non_utf8_fields(raw: bytes) -> list[str]:
+    """The names, in order, of the ``name=value`` pairs of a URL-encoded body or query string
+    whose name or value is not UTF-8 (raw, or once ``+`` and percent-escapes are decoded), as
+    text (invalid bytes replaced); empty when every pair is UTF-8."""
     from urllib.parse import unquote_to_bytes
 
+    bad = []
     for pair in raw.split(b"&"):
         name, _, value = pair.partition(b"=")
         decoded_name = unquote_to_bytes(name.replace(b"+", b" "))
@@ -297,8 +305,8 @@ def _first_non_utf8_field(raw: bytes) -> str | None:
             decoded_name.decode("utf-8")
             unquote_to_bytes(value.replace(b"+", b" ")).decode("utf-8")
         except UnicodeDecodeError:
-            return decoded_name.decode("utf-8", errors="replace")
-    return None
+            bad.append(decoded_name.decode("utf-8", errors="replace"))
+    return bad
 
 
 def _form_body_is_utf8() -> bool:
