@@ -105,9 +105,12 @@ def install(wheel: Path, work: Path, offline: bool) -> Path:
     venv = work / "venv"
     run([sys.executable, "-m", "venv", *(["--system-site-packages"] if offline else []), str(venv)])
     python = venv / "bin" / "python"
-    run(
-        [str(python), "-m", "pip", "install", "-q", *(["--no-deps"] if offline else []), str(wheel)]
-    )
+    # Offline, the environment sees this interpreter's packages, which may hold quizapp itself
+    # (an editable install of a checkout): without --force-reinstall pip would find it
+    # "already satisfied" and install nothing.  No PYTHONPATH either (a checkout on it too).
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    flags = ["--no-deps", "--force-reinstall"] if offline else []
+    run([str(python), "-m", "pip", "install", "-q", *flags, str(wheel)], env=env)
     return venv
 
 

@@ -126,6 +126,30 @@ def test_a_slip_in_s_is_carried_into_w_for_full_credit() -> None:
     assert alone.parts["W"].status != "correct" and not alone.parts["W"].follow_through
 
 
+def test_a_part_right_by_follow_through_names_no_mistake_found_against_the_true_value() -> None:
+    """W computed from transposed scores is right given the student's S.  Against the true S it
+    looks like "the scores were transposed": that is S's mistake (S's own verdict says S is
+    wrong, W's message says it is graded on the student's S), not one of W, which is correct."""
+    checked = 0
+    for seed in range(8):
+        v = exercise().generate(seed)
+        _, _, S, W = numbers(v)
+        if S.shape[0] != S.shape[1]:
+            continue
+        w_from_transposed = softmax_rows(S.T / np.sqrt(2))
+        if np.allclose(np.round(w_from_transposed, 2), W):
+            continue  # a symmetric S: transposing it changes nothing
+        # the same W alone, against the true S, is the named mistake
+        alone = grade_answer(v, {"S": text(S, 0), "W": text(w_from_transposed, 2)}).parts["W"]
+        assert "scores_transposed" in [m.code for m in alone.mistakes]
+        verdict = grade_answer(v, {"S": text(S.T, 0), "W": text(w_from_transposed, 2)})
+        w = verdict.parts["W"]
+        assert (w.status, w.follow_through, w.mistakes) == ("correct", True, [])
+        assert verdict.parts["S"].status != "correct"
+        checked += 1
+    assert checked >= 3
+
+
 def test_follow_through_credit_per_exercise_and_per_part_and_off() -> None:
     for extra, part_extra, credit in [
         ("follow_through_credit: 0.5\n", "", 0.5),

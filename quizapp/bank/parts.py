@@ -604,12 +604,15 @@ def _with_follow_through(
         message += (
             f" (Your {_names(wrong)} is not right, so {part.name} is graded on your own values.)"
         )
+    # The mistakes are those of the answer against its follow-through value: a mistake found
+    # against the true value ("the scores were transposed") is the earlier part's, named under
+    # that part and in the message above, not a mistake of this answer, which is right given it.
     return Verdict(
         status,
         earned,
         message,
         cells=given.cells,
-        mistakes=verdict.mistakes,
+        mistakes=given.mistakes,
         parsed=given.parsed,
         follow_through=True,
     )
