@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import case
+from sqlalchemy import Float, Numeric, case, cast, func
 
-from quizapp.models import Progress
+from quizapp.models import Progress, Submission
 
 
 class GradedAttempt(Protocol):
@@ -95,8 +95,31 @@ def exercise_points_sql(points: float) -> Any:
     worth ``points`` (the bank sync's update when an exercise's points change)."""
     return case(
         (Progress.override_points.is_not(None), Progress.override_points),
-        else_=Progress.best_score * float(points),
+        else_=rounded_points_sql(Progress.best_score * float(points)),
     )
+
+
+def submission_points_sql(points: float) -> Any:
+    """Each submission's points (score x credit x ``points``, as a submit computes them, rounded
+    to 6 decimals) as a SQL expression, for an exercise now worth ``points``."""
+    return rounded_points_sql(Submission.score * Submission.credit * float(points))
+
+
+def rounded_points_sql(expr: Any) -> Any:
+    """``expr`` rounded to 6 decimals in SQL, as Python's ``round(x, 6)`` rounds stored points:
+    a points change of 10 to 7 gives 4.666667, not ``4.666666666666666``.  PostgreSQL's
+    ``round(x, n)`` takes a numeric only, hence the casts (SQLite reads them as REAL)."""
+    return cast(func.round(cast(expr, Numeric), 6), Float)
+
+
+def part_points(parts: Sequence[Any], points: float) -> dict[str, float]:
+    """Each part's points as every page and the JSON API show them, by part name: its share of
+    the exercise's points now (``quizapp.bank.parts.part_shares`` of ``parts``, objects with
+    ``name`` and ``points``: the variant's stored part forms), rounded to 6 decimals.  The split
+    between parts is the variant's; a change of the exercise's points applies at once."""
+    from quizapp.bank.parts import part_shares
+
+    return {name: round(share * float(points), 6) for name, share in part_shares(parts).items()}
 
 
 def apply_best(progress: Progress, best: Best, points: float) -> None:

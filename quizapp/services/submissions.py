@@ -6,7 +6,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.orm import Session
@@ -44,7 +44,7 @@ from quizapp.services.part_answers import (
     part_state,
     part_verdicts,
 )
-from quizapp.services.points import credited, shown_score
+from quizapp.services.points import credited, part_points, shown_score
 from quizapp.services.points import exercise_points as points_of
 from quizapp.services.schedules import Credit, attempt_credit
 from quizapp.services.totals import refresh_user_totals
@@ -158,13 +158,15 @@ class SubmitResult:
     finished: bool
     points: float
     best_points: float
+    #: the exercise's points now (read under the lock): each part's points are its share of them
+    exercise_points: float
     #: every submission of the variant, oldest first, this one last (what the exercise page lists;
     #: read under the write lock, so no query is needed to show them).
     submissions: list[SubmissionRow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for the API: the verdict keys (:func:`verdict_json`) plus attempts and points."""
-        out = verdict_json(self.verdict)
+        out = verdict_json(self.verdict, self.exercise_points)
         out.update(
             {
                 "submission_id": self.submission.id,
@@ -184,21 +186,38 @@ class SubmitResult:
         return out
 
 
-def verdict_json(vdict: dict[str, Any]) -> dict[str, Any]:
+def verdict_json(vdict: dict[str, Any], exercise_points: float | None = None) -> dict[str, Any]:
     """A stored verdict (``Submission.verdict``) as the JSON API shows it: a copy with its
     ``score`` and each part's ``score`` rounded by ``points.shown_score`` (a sum of part
-    shares is ``0.33333333333333337`` in floats).  The stored verdict is not changed."""
+    shares is ``0.33333333333333337`` in floats), and with ``exercise_points`` (the exercise's
+    points now) each part's ``points`` its share of them (``points.part_points``, as the
+    exercise page shows it: the verdict stores the part's points when it was graded).  The
+    stored verdict is not changed."""
     out = dict(vdict)
     if isinstance(out.get("score"), (int, float)):
         out["score"] = shown_score(out["score"])
-    if isinstance(out.get("parts"), dict):
-        out["parts"] = {
-            name: dict(part, score=shown_score(part["score"]))
-            if isinstance(part, dict) and isinstance(part.get("score"), (int, float))
-            else part
-            for name, part in out["parts"].items()
-        }
+    parts = out.get("parts")
+    if not isinstance(parts, dict):
+        return out
+    weights = [_PartWeight(n, p.get("points")) for n, p in parts.items() if isinstance(p, dict)]
+    now = part_points(weights, exercise_points) if exercise_points is not None else {}
+    out["parts"] = {}
+    for name, part in parts.items():
+        if isinstance(part, dict):
+            part = dict(part)
+            if isinstance(part.get("score"), (int, float)):
+                part["score"] = shown_score(part["score"])
+            if name in now and part.get("points") is not None:
+                part["points"] = now[name]
+        out["parts"][name] = part
     return out
+
+
+class _PartWeight(NamedTuple):
+    """A part of a stored verdict as ``points.part_points`` weighs it."""
+
+    name: str
+    points: Any
 
 
 def _grade(
@@ -520,6 +539,7 @@ def submit(
         finished=finished,
         points=points,
         best_points=float(best_points or 0.0),
+        exercise_points=float(exercise.points),
         submissions=[*submissions, row],
     )
 

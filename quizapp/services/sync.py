@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 import quizapp.services.totals as totals
-from quizapp.services.points import exercise_points_sql
+from quizapp.services.points import exercise_points_sql, submission_points_sql
 from quizapp.services.schedules import store_late_periods
 from quizapp.services.text import counted
 from quizapp.services.transactions import begin_write
@@ -316,7 +316,7 @@ def sync_bank(
         session.execute(
             update(Submission)
             .where(Submission.exercise_id == ex_id)
-            .values(points=Submission.score * Submission.credit * float(points))
+            .values(points=submission_points_sql(points))
         )
 
     # Fewer attempts: a variant that has used them all is finished now (its worked solution is

@@ -33,7 +33,7 @@ from wtforms import ValidationError
 
 from quizapp import coursetime, services
 from quizapp.models import Exercise, User, Variant, current_session
-from quizapp.services.points import shown_score
+from quizapp.services.points import part_points, shown_score
 from quizapp.web import display
 from quizapp.web.auth import sign_in_limits
 from quizapp.web.extensions import limit, limiter
@@ -231,16 +231,20 @@ def _answer_format(stored: str) -> str:
     return "parts" if stored == "parts" else "cells"
 
 
-def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list[dict[str, Any]]:
-    """Each part of a multi-part variant: name, points, prompt, answer form, hints, the earlier
+def _parts_json(
+    bank_variant: Any, page: dict[str, Any], finished: bool, exercise_points: float
+) -> list[dict[str, Any]]:
+    """Each part of a multi-part variant: name, points (its share of the exercise's points now,
+    ``points.part_points``, as the page shows them), prompt, answer form, hints, the earlier
     parts it uses (follow-through), and once finished its correct answer and worked steps."""
     pages = {p["name"]: p for p in page.get("parts", [])}
+    points_now = part_points(bank_variant.parts, exercise_points)
     out = []
     for part in bank_variant.parts:
         shown = pages.get(part.name, {})
         one: dict[str, Any] = {
             "name": part.name,
-            "points": part.points,
+            "points": points_now[part.name],
             "prompt": part.prompt,
             "prompt_html": shown.get("prompt_html", ""),
             "answer_form": _form_json(part.answer_form, shown),
@@ -261,8 +265,8 @@ def _parts_json(bank_variant: Any, page: dict[str, Any], finished: bool) -> list
     return out
 
 
-def _submission_json(sub: Any) -> dict[str, Any]:
-    out = services.verdict_json(sub.verdict or {})
+def _submission_json(sub: Any, exercise_points: float) -> dict[str, Any]:
+    out = services.verdict_json(sub.verdict or {}, exercise_points)
     out.update(
         {
             "id": sub.id,
@@ -301,7 +305,7 @@ def _variant_json(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         "practice_available": state.finished and exercise.practice,
     }
     if bank_variant.parts:
-        out["parts"] = _parts_json(bank_variant, page, state.finished)
+        out["parts"] = _parts_json(bank_variant, page, state.finished, exercise.points)
     if state.finished:
         out["expected"] = page["expected_text"]
         if bank_variant.parts:  # each part's, one per line (as quizapp grade --answer takes it)
@@ -356,7 +360,7 @@ def list_submissions(quiz_id: str, name: str) -> Response:
     return jsonify(
         {
             "variant_number": row.variant_number,
-            "submissions": [_submission_json(s) for s in subs],
+            "submissions": [_submission_json(s, exercise.points) for s in subs],
         }
     )
 

@@ -14,8 +14,8 @@ from typing import Any
 from markupsafe import Markup
 
 from quizapp import services
-from quizapp.bank.parts import part_shares
 from quizapp.bank.stored import PartForm
+from quizapp.services.points import part_points
 from quizapp.web import display
 
 PREFIX = "part-{name}-"
@@ -134,15 +134,15 @@ def build_part_views(
     verdict in ``verdict["parts"]``; ``finished`` adds each part's correct answer and steps
     (``page_parts`` are the stored page's parts, ``quizapp.page.page_markup``).  With
     ``exercise_points`` (the exercise's points now) each part shows its share of them
-    (``quizapp.bank.parts.part_shares``), else the points stored with the part.
+    (``services.points.part_points``), else the points stored with the part.
     ``kept_notes`` False leaves out :func:`kept_note` (a repeated answer's earlier verdict)."""
     answers = answers or {}
     verdicts = (verdict or {}).get("parts") or {}
     parsed = parsed if isinstance(parsed, Mapping) else {}
     pages = {p["name"]: p for p in page_parts}
-    # A part's points are its share of the exercise's points now (``part_shares``): a change of
+    # A part's points are its share of the exercise's points now (``points.part_points``): a change of
     # the exercise's points applies to every variant at once, the split is the variant's.
-    shares = part_shares(parts)
+    points_now = part_points(parts, exercise_points) if exercise_points is not None else {}
     out = []
     for part in parts:
         page = pages.get(part.name, {})
@@ -161,9 +161,7 @@ def build_part_views(
         out.append(
             PartView(
                 name=part.name,
-                points=part.points
-                if exercise_points is None
-                else round(shares[part.name] * float(exercise_points), 6),
+                points=points_now.get(part.name, part.points),
                 prompt_html=page.get("prompt_html") or Markup(""),
                 hints=list(page.get("hints") or []),
                 form=_prefix(form, prefix),
