@@ -138,3 +138,40 @@ def test_check_prints_file_line_and_seed(tmp_path: Path) -> None:
     assert result.exit_code == 1
     line = _line_of(source, "answer:")
     assert re.search(rf"inv\.yaml:{line}:\d+: q/inv seed \d+: answer: .*singular", result.output)
+
+
+@pytest.mark.parametrize(
+    "body,blamed,label",
+    [
+        (
+            'hints:\n  - "Look at $x$."\n  - "$$\\\\begin{pmatrix} 1 & 2 \\\\end{bmatrix}$$"\n',
+            '  - "$$',
+            "hint 2",
+        ),
+        (
+            'parts:\n  - name: a\n    prompt: "Give $x$."\n    answer: x\n'
+            '  - name: b\n    prompt: "Twice: $\\\\frac{1}{$"\n    answer: 2 * a\n',
+            '    prompt: "Twice',
+            "part b's prompt",
+        ),
+    ],
+)
+def test_latex_that_cannot_render_is_refused_by_validate_and_check_at_its_line(
+    tmp_path: Path, body: str, blamed: str, label: str
+) -> None:
+    """A hint or part prompt whose LaTeX does not convert to MathML would show a student a
+    broken formula: ``validate`` (and so ``sync``) refuses it, and ``check`` names it, each at the
+    line of that text (``check`` had no place; ``validate`` said nothing)."""
+    source = HEAD + "variables:\n  x: {integers: [1, 5]}\n" + body
+    if "parts:" not in body:
+        source += "answer: x\n"
+    root = _bank(tmp_path, {"q/n.yaml": source})
+    assert "q/n" in load_bank(root).exercises  # it loads: only its rendering is broken
+    line = _line_of(source, blamed)
+    message = f"{label} has LaTeX that does not convert to MathML"
+    result = CliRunner().invoke(main, ["validate", str(root), "--seeds", "3"])
+    assert result.exit_code == 1
+    assert re.search(rf"n\.yaml:{line}:\d+: {re.escape(message)} \(seed 0\)", result.output)
+    result = CliRunner().invoke(main, ["check", str(root), "--seeds", "3"])
+    assert result.exit_code == 1
+    assert re.search(rf"n\.yaml:{line}:\d+: q/n seed 0: {re.escape(message)}", result.output)

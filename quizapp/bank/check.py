@@ -110,6 +110,44 @@ def render_problem(text: str) -> str | None:
     return None
 
 
+def render_problems(exercise: Exercise, v: Variant) -> list[tuple[tuple[Any, ...], str]]:
+    """What does not render in variant ``v`` of ``exercise`` (:func:`render_problem` of its
+    prompt, hints, worked-solution steps and its parts' prompts and hints): (the YAML field
+    responsible, as ``validate.field_mark`` takes it, e.g. ``("hints", 1)`` or ``("parts", 0,
+    "prompt")``; the message, e.g. ``hint 2 has LaTeX that does not convert to MathML``)."""
+    texts: list[tuple[tuple[Any, ...], str, str]] = [(("prompt",), "prompt", v.prompt)]
+    texts += [(("hints", i), f"hint {i + 1}", h) for i, h in enumerate(v.hints)]
+    texts += [(("solution",), f"solution step {s.title!r}", s.text) for s in v.solution]
+    authored = [p.name for p in getattr(exercise.spec, "parts", None) or []]
+    for p in v.parts:
+        at: tuple[Any, ...] = (
+            ("parts", authored.index(p.name)) if p.name in authored else ("parts",)
+        )
+        texts.append(((*at, "prompt"), f"part {p.name}'s prompt", p.prompt))
+        texts += [
+            ((*at, "hints", i), f"part {p.name}'s hint {i + 1}", h) for i, h in enumerate(p.hints)
+        ]
+    out = []
+    for field, label, text in texts:
+        problem = render_problem(text)
+        if problem:
+            out.append((field, f"{label} {problem}"))
+    return out
+
+
+def _field_mark(exercise: Exercise, field: tuple[Any, ...]) -> Any:
+    """The position of ``field`` in the exercise's YAML (``validate.field_mark``), or None when
+    the source does not parse (a bank built in code)."""
+    from quizapp.bank.validate import field_mark
+    from quizapp.bank.yamlio import parse_yaml
+
+    try:
+        _, located = parse_yaml(exercise.source, exercise.path)
+    except BankError:
+        return None
+    return field_mark(located, field)
+
+
 def _fingerprint(v: Variant) -> str:
     if v.parts:
         expected = b"\0".join(np.asarray(p.expected, dtype=float).tobytes() for p in v.parts)
@@ -153,15 +191,18 @@ def check_variant(exercise: Exercise, seed: int) -> tuple[Variant | None, list[C
                     fail(f"require {text!r} does not hold")
             except ExpressionError as exc:
                 fail(f"require {text!r}: {exc.message}")
-    texts = [("prompt", v.prompt)] + [(f"hint {i + 1}", h) for i, h in enumerate(v.hints)]
-    texts += [(f"solution step {s.title!r}", s.text) for s in v.solution]
-    for p in v.parts:
-        texts.append((f"part {p.name}'s prompt", p.prompt))
-        texts += [(f"part {p.name}'s hint {i + 1}", h) for i, h in enumerate(p.hints)]
-    for label, text in texts:
-        problem = render_problem(text)
-        if problem:
-            fail(f"{label} {problem}")
+    for field, message in render_problems(exercise, v):
+        mark = _field_mark(exercise, field)
+        fails.append(
+            CheckFailure(
+                exercise.id,
+                seed,
+                message,
+                exercise.path if mark is not None else None,
+                mark.line if mark is not None else None,
+                mark.column if mark is not None else None,
+            )
+        )
     _check_stated_precision(exercise, v, fails.append)
     try:
         if v.parts:
@@ -569,7 +610,9 @@ def check_in_processes(
 def sample_problems(exercise: Exercise, seeds: int = SAMPLE_SEEDS) -> list[BankError]:
     """What would show a student a broken variant, over seeds ``0 .. seeds-1`` of ``exercise``.
 
-    Per seed: the variant generates (prompt and hints render); its expected answer is non-empty,
+    Per seed: the variant generates; its prompt, hints, worked solution and parts render with
+    no formula that fails to convert to MathML (:func:`render_problems`, located at the text's
+    field); its expected answer is non-empty,
     finite and of the answer form's shape; and the expected answer, written as a student would
     type it, grades correct with full score.  Returns ``[]`` when every seed passes, else one
     ``BankError`` for the first failing seed, at the line responsible (the generation error's own
@@ -619,6 +662,11 @@ def _seed_problem(exercise: Exercise, seed: int, path: str) -> BankError | None:
         problem = _answer_problem(expected, form)
         if problem is not None:
             return _located(exercise, path, seed, where + problem)
+    for field, message in render_problems(exercise, v)[:1]:  # a student would see it broken
+        mark = _field_mark(exercise, field)
+        if mark is None:
+            return BankError(path, None, None, f"{message} (seed {seed})")
+        return BankError(path, mark.line, mark.column, f"{message} (seed {seed})")
     try:
         answer = expected_answer_text(v)
         verdict = grade_answer(v, answer)
