@@ -145,14 +145,22 @@ def test_random_latex_never_crashes(text: str) -> None:
     assert v.status in ("correct", "partial", "incorrect", "invalid")
 
 
-@pytest.mark.parametrize("text", ["\udcff", "1\udcff", "[1, 2\udc80]", "\ud800"])
-def test_invalid_utf8_is_named(text: str) -> None:
+@pytest.mark.parametrize(
+    "text,where", [("\udcff", 1), ("1\udcff", 2), ("[1, 2\udc80]", 6), ("\ud800 1", 1)]
+)
+def test_a_lone_surrogate_is_named_with_its_place(text: str, where: int) -> None:
+    """A JSON body's ``"\\ud800 1"`` is valid UTF-8: the message names the code point and
+    where it is, not "invalid UTF-8"."""
+    code = next(f"U+{ord(c):04X}" for c in text if 0xD800 <= ord(c) <= 0xDFFF)
     for expected in ("1", "[1, 2]"):
         v = grade(expected, text)
         assert v.status == "invalid"
-        assert v.message == "The answer is not valid text (invalid UTF-8); type it again."
+        assert v.message == (
+            f"The answer holds {code} at character {where}, a lone surrogate code point, which "
+            "is not a character (a broken escape or paste); type it again."
+        )
     v = grade([[1, 2]], [["1", "2\udcff"]])
-    assert v.status == "invalid" and "invalid UTF-8" in v.message
+    assert v.status == "invalid" and "U+DCFF at character 2" in v.message
 
 
 def test_invalid_utf8_bytes() -> None:

@@ -147,7 +147,7 @@ def test_invisible_characters_and_odd_spaces_are_ignored() -> None:
         ("50%", "write 50% as 0.5"),
         ("x = 3", "without '='"),
         ("1\x002", "U+0000"),
-        ("\ud800", "not valid text (invalid UTF-8)"),  # a lone surrogate: undecodable bytes
+        ("\ud800", "U+D800 at character 1, a lone surrogate code point"),  # a JSON escape
     ],
 )
 def test_parse_number_rejects_with_message(text: str, fragment: str) -> None:

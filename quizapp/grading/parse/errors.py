@@ -56,7 +56,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _check_text(text: str) -> None:
-    """Refuse text holding lone surrogates: bytes that were not valid UTF-8, smuggled into a
-    ``str`` (a terminal's ``surrogateescape``, a broken form post)."""
-    if not text.isascii() and _SURROGATE.search(text):
-        raise InvalidAnswer("The answer is not valid text (invalid UTF-8); type it again.")
+    """Refuse text holding a lone surrogate (U+D800 to U+DFFF, which is no character): a JSON
+    ``\\ud800`` escape, or bytes that were not valid UTF-8 smuggled into a ``str`` (a
+    terminal's ``surrogateescape``).  The message names the code point and its position
+    (1-based), not "invalid UTF-8": a JSON body holding one is valid UTF-8."""
+    found = _SURROGATE.search(text) if not text.isascii() else None
+    if found is not None:
+        raise InvalidAnswer(
+            f"The answer holds U+{ord(found.group()):04X} at character {found.start() + 1}, a "
+            "lone surrogate code point, which is not a character (a broken escape or paste); "
+            "type it again."
+        )
