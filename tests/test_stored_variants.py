@@ -233,6 +233,16 @@ def test_an_answer_to_a_variant_that_is_no_longer_current_uses_no_attempt(app) -
     assert (
         refused.status_code == 409 and "not the one you are working on now" in refused.json["error"]
     )
+    # The id of ana's variant of another exercise: refused, and not called "of this exercise".
+    other = api.get(f"/api/v1/exercises/{MAPS_BACK}/variant", headers=headers).json
+    refused = api.post(
+        url, json={"answer": "1, 2", "variant_id": other["variant_id"]}, headers=headers
+    )
+    assert refused.status_code == 409 and refused.json["error"] == (
+        "This answer was written for a variant that is not the one you are working on now in "
+        "this exercise (your practice variant 2); it was not graded and used no attempt. Reload "
+        "the exercise to see your current variant."
+    )
     for garbage_id in ("x", 0, -1, True, 2**63, 1.5, [1]):
         refused = api.post(url, json={"answer": "1, 2", "variant_id": garbage_id}, headers=headers)
         assert refused.status_code == 400, garbage_id

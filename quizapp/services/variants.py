@@ -589,7 +589,7 @@ def check_answered_variant(variant: Variant, for_variant: int | None) -> None:
         return
     name = f"practice variant {variant.variant_number}" if variant.is_practice else "graded variant"
     raise Conflict(
-        "This answer was written for a variant of this exercise that is not the one you are "
-        f"working on now (your {name}); it was not graded and used no attempt. Reload the "
+        "This answer was written for a variant that is not the one you are working on now in "
+        f"this exercise (your {name}); it was not graded and used no attempt. Reload the "
         "exercise to see your current variant."
     )
