@@ -43,6 +43,17 @@ CASES = [
         "    answer: softmax(T)",
         "parts[2].answer: unknown name 'T'",
     ),
+    # The schema's messages count a list's items from 1, as the others do (was "parts.1").
+    (
+        "parts:\n" + S + W + "    uses: [S]\n",
+        "    uses: [S]",
+        "unknown key 'uses' in parts[2] (allowed: name, prompt",
+    ),
+    (
+        "parts:\n" + S + W + "    hints: [3]\n",
+        "    hints: [3]",
+        "parts[2].hints[1]: expected text, got 3",
+    ),
     (
         "parts:\n  - name: A\n    answer: B + Q\n  - name: B\n    answer: A + K\n",
         "    answer: B + Q",

@@ -625,6 +625,21 @@ def suggest(word: str, options: list[str] | Any) -> str | None:
     return found[0] if found else None
 
 
+def _dotted(loc: tuple[Any, ...]) -> str:
+    """A place in a file as the messages write it: keys joined by dots, a list's items counted
+    from 1 in brackets (``parts[2].hints[1]``, as the validator's other messages do; pydantic
+    counts from 0)."""
+    out = ""
+    for p in loc:
+        if p == "":
+            continue
+        if isinstance(p, int):
+            out += f"[{p + 1}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out
+
+
 def pydantic_errors(
     exc: ValidationError,
     model: type[BaseModel],
@@ -653,13 +668,13 @@ def pydantic_errors(
             continue
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
         full = prefix + loc
-        dotted = ".".join(str(p) for p in (label,) + loc if p != "") or "file"
+        dotted = _dotted((label,) + loc) or "file"
         etype = err["type"]
         if etype == "extra_forbidden":
             key = loc[-1]
             fields = _fields_at(model, loc[:-1]) or []
             mark = located.key_mark(full) or located.find(full)[0]
-            where = ".".join(str(p) for p in (label,) + loc[:-1] if p != "")
+            where = _dotted((label,) + loc[:-1])
             msg = f"unknown key {key!r}" + (f" in {where}" if where else "")
             best = suggest(str(key), fields)
             if best:
