@@ -73,6 +73,19 @@ def _post(client, token: str, answer: str):
     return resp
 
 
+def _wrong(app, username: str) -> tuple[str, str]:
+    """Two different wrong answers to ``username``'s variant of TWO, whatever its numbers (a
+    fixed "1 2" is the solution of some variants: the next answer was then refused)."""
+    with app.app_context():
+        user = services.find_user(db.session, username)
+        exercise = db.session.get(Exercise, TWO)
+        variant = services.get_or_create_variant(
+            db.session, user, exercise, app.config["QUIZAPP_SEED_SECRET"]
+        )
+        x, y = np.asarray(services.stored_variant(variant).expected, dtype=float).ravel()
+    return f"{x + 1:g} {y + 1:g}", f"{x + 2:g} {y + 2:g}"
+
+
 def _write_phase(statements: list[str]) -> list[str]:
     """The statements from ``BEGIN IMMEDIATE`` (the write lock) on; fails if there is none."""
     assert "BEGIN IMMEDIATE" in statements, "\n".join(statements)
@@ -82,16 +95,17 @@ def _write_phase(statements: list[str]) -> list[str]:
 def test_statements_of_one_get_and_one_submit_stay_within_bounds(app) -> None:
     client = student(app)
     token = csrf_from(client.get(url_of(TWO)).get_data(as_text=True))
+    first, second = _wrong(app, "ana")
 
     with StatementLog(app) as log:
-        _post(client, token, "1 2")
+        _post(client, token, first)
     assert len(log.statements) <= FIRST_POST_STATEMENTS, log.text()
     # the progress row is created once, under the write lock
     assert sum(s.startswith("INSERT INTO progress") for s in log.statements) == 1, log.text()
     assert any(s.startswith("INSERT INTO progress") for s in _write_phase(log.statements))
 
     with StatementLog(app) as log:
-        page = _post(client, token, "3 4").get_data(as_text=True)
+        page = _post(client, token, second).get_data(as_text=True)
     assert len(log.statements) <= POST_STATEMENTS, log.text()
     # one read transaction, one write transaction that holds the lock while it decides, then
     # the read of the page shown after the commit
@@ -107,7 +121,7 @@ def test_statements_of_one_get_and_one_submit_stay_within_bounds(app) -> None:
     history = page.split('id="history-title"', 1)[1]
     assert history.count('<pre class="answer-text">') == 2
     answers = re.findall(r'<pre class="answer-text"><bdi>(.*?)</bdi>', history)
-    assert answers == ["3 4", "1 2"], answers  # newest first (not "1 2" of a date: Dec 1 20:05)
+    assert answers == [second, first], answers  # newest first (not by a date's text)
     assert '<strong id="attempts-left">1</strong>' in page
 
     with StatementLog(app) as log:
@@ -166,7 +180,7 @@ def test_result_lists_the_same_submissions_and_state_as_a_fresh_read(app) -> Non
         x, y = np.asarray(bank.expected, dtype=float).ravel()
         results = [
             services.submit(db.session, user, TWO, answer, seed_secret=secret)
-            for answer in ("1 2", "not a number", "1 2", f"{x} {y}")
+            for answer in (f"{x + 1:g} {y}", "not a number", f"{x + 1:g} {y}", f"{x} {y}")
         ]
         last = results[-1]
         ids = [s.id for s in last.submissions]
@@ -192,7 +206,8 @@ def test_submission_rows_equal_the_orm_rows(app) -> None:
     with app.app_context():
         services.create_user(db.session, "cleo", "correct horse")
         user = services.find_user(db.session, "cleo")
-        for answer in ("1 2", "not a number", "1 2", [["3"], ["4"]]):
+        first, second = _wrong(app, "cleo")
+        for answer in (first, "not a number", first, [[v] for v in second.split()]):
             services.submit(db.session, user, TWO, answer, seed_secret=secret)
         exercise = db.session.get(Exercise, TWO)
         variant = services.get_or_create_variant(db.session, user, exercise, secret)
@@ -254,9 +269,10 @@ def test_core_insert_stores_what_the_orm_stored(app) -> None:
     with app.app_context():
         services.create_user(db.session, "eve", "correct horse")
         user = services.find_user(db.session, "eve")
+        first, second = _wrong(app, "eve")
         results = [
             services.submit(db.session, user, TWO, answer, seed_secret=secret)
-            for answer in ("1 2", "not a number", "1 2", [["3"], ["4"]])
+            for answer in (first, "not a number", first, [[v] for v in second.split()])
         ]
         assert [r.submission.status for r in results][1] == "invalid"
         assert results[1].submission.parsed is None and results[2].duplicate
