@@ -372,18 +372,17 @@ def variant(variant_id: int) -> str:
     row = db.session.get(Variant, variant_id)
     if row is None:
         abort(404, "There is no such variant.")
-    from quizapp.bank.parts import part_shares
+    from quizapp.services.points import part_points
 
     ex = services.get_exercise(current_session(), row.exercise_id, include_archived=True)
-    # Each part's points as the student's page shows them: its share of the exercise's points.
-    shares = part_shares(services.stored_part_forms(row))
     return render_template(
         "instructor/variant.html",
         ex=ex,
         variant=row,
         student=db.session.get(User, row.user_id),
         page=page_markup(row.page),
-        part_points={name: share * float(ex.points) for name, share in shares.items()},
+        # each part's points as the student's page shows them (one rule: points.part_points)
+        part_points=part_points(services.stored_part_forms(row), ex.points),
     )
 
 
