@@ -273,16 +273,16 @@ def test_quiz_yaml_dates_are_read_in_the_course_zone_across_a_dst_change(tmp_pat
     [
         (
             "title: T\norder: 1\ncloses: 2026-12-01\nlate:\n  - until: 2026-11-30\n    credit: 0.5\n",
-            "quiz.yaml:5:12: late.0.until (2026-11-30) must be later than closes (2026-12-01)",
+            "quiz.yaml:5:12: late[1].until (2026-11-30) must be later than closes (2026-12-01)",
         ),
         (
             "title: T\norder: 1\ncloses: 2026-12-01\nlate:\n  - until: 2026-12-08\n    credit: 0.5\n"
             "  - until: 2026-12-05\n    credit: 0.2\n",
-            "quiz.yaml:7:12: late.1.until (2026-12-05) must be later than late.0.until (2026-12-08)",
+            "quiz.yaml:7:12: late[2].until (2026-12-05) must be later than late[1].until (2026-12-08)",
         ),
         (
             "title: T\norder: 1\ncloses: 2026-12-01\nlate:\n  - until: 2026-12-08\n    credit: 1.5\n",
-            "quiz.yaml:6:13: late.0.credit: Input should be less than or equal to 1 (got 1.5)",
+            "quiz.yaml:6:13: late[1].credit: Input should be less than or equal to 1 (got 1.5)",
         ),
         (
             "title: T\norder: 1\nlate:\n  - until: 2026-12-08\n    credit: 0.5\n",

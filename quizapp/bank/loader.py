@@ -531,10 +531,10 @@ def _schedule_errors(data: dict[str, Any], located: Any, file: str, zone: Any) -
                     file,
                     mark.line,
                     mark.column,
-                    f"late.{i}.until ({dates.late[i].until}) must be later than {before_text}",
+                    f"late[{i + 1}].until ({dates.late[i].until}) must be later than {before_text}",
                 )
             )
-        before, before_text = until, f"late.{i}.until ({dates.late[i].until})"
+        before, before_text = until, f"late[{i + 1}].until ({dates.late[i].until})"
     return out
 
 
