@@ -22,6 +22,16 @@ def _token(app, username: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {resp.get_json()['token']}"}
 
 
+def _api_student(tmp_path: Path, username: str, exercise_id: str):
+    """(app, API client, auth headers, the exercise's API URL, the student's variant's values)
+    for a new student of a fresh app with an editable copy of the bank."""
+    app = bank_app(tmp_path)
+    add_user(app, username)
+    headers = _token(app, username)
+    values = variant_values(app, username, exercise_id)
+    return app, app.test_client(), headers, f"/api/v1/exercises/{exercise_id}", values
+
+
 def _edit(app, exercise_id: str, *pairs: tuple[str, str]) -> None:
     path = Path(app.config["QUIZAPP_EXERCISES"]) / f"{exercise_id}.yaml"
     text = path.read_text()
@@ -35,12 +45,7 @@ def _edit(app, exercise_id: str, *pairs: tuple[str, str]) -> None:
 def test_a_parts_points_follow_a_change_of_the_exercises_points_in_the_api_as_on_the_page(
     tmp_path: Path,
 ) -> None:
-    app = bank_app(tmp_path)
-    add_user(app, "ana")
-    headers = _token(app, "ana")
-    client = app.test_client()
-    url = f"/api/v1/exercises/{SOLVE}"
-    values = variant_values(app, "ana", SOLVE)
+    app, client, headers, url, values = _api_student(tmp_path, "ana", SOLVE)
     A, y = np.asarray(values["A"], float), np.asarray(values["y"], float)
     x = np.linalg.solve(A, y)
     answer = {"x": ", ".join(f"{v:g}" for v in x), "r": "1, 1"}  # x right, r wrong
@@ -68,12 +73,7 @@ def test_a_parts_points_follow_a_change_of_the_exercises_points_in_the_api_as_on
 
 
 def test_submission_points_are_rounded_when_the_exercises_points_change(tmp_path: Path) -> None:
-    app = bank_app(tmp_path)
-    add_user(app, "carl")
-    headers = _token(app, "carl")
-    client = app.test_client()
-    url = f"/api/v1/exercises/{MAPS_BACK}"
-    values = variant_values(app, "carl", MAPS_BACK)
+    app, client, headers, url, values = _api_student(tmp_path, "carl", MAPS_BACK)
     expected = np.asarray(values["A"], float).T @ np.asarray(values["y"], float)
     wrong = expected.copy()
     wrong[1:] += 1  # one of the entries right: a partial score
