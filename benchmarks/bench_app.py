@@ -31,20 +31,25 @@ def main(argv: list[str] | None = None) -> None:
     (``quizapp.cli.server.gunicorn_options``: its read-timeout gthread worker, keep-alive,
     timeouts, access log on stdout), so the benchmark measures what ``quizapp serve`` runs.
 
-    ``python -m benchmarks.bench_app --port P [--workers 2] [--threads 4] [--timeout 30]
+    ``python -m benchmarks.bench_app --port P [--workers 2] [--threads 2] [--timeout 30]
     [--worker-class sync] [--profile-dir DIR]``; ``--worker-class`` (default: ``quizapp
     serve``'s) exists only to compare worker classes; ``--profile-dir`` wraps the worker class in
     ``benchmarks.profile_submit.profiling_worker`` (pyinstrument, while a flag file says so).
     """
     import argparse
 
-    from quizapp.cli.server import _GunicornApp, gunicorn_options
+    from quizapp.cli.server import (
+        DEFAULT_THREADS,
+        DEFAULT_WORKERS,
+        _GunicornApp,
+        gunicorn_options,
+    )
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--timeout", type=int, default=30)
     parser.add_argument("--worker-class", default=None)
     parser.add_argument("--profile-dir", default=None)

@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 
 from benchmarks.bench_http import USER_AGENT, ServeLikeGunicorn
 from benchmarks.common import REPO, Result, add_students, app_for, make_instance, session_cookie
+from quizapp.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS
 
 STUDENTS = 500
 DURATION_S = 120.0
@@ -327,7 +328,8 @@ def run(quick: bool = False) -> list[Result]:
             0.5,  # target 0: "< 0.5"
             note=f"{total} requests in {result.seconds:.0f} s ({total / result.seconds:.0f} req/s); "
             f"think times 5-60 s and starts 0-30 s compressed x{result.scale:.3f} into "
-            f"{duration:.0f} s; quizapp serve's defaults (2 workers x 4 threads), SQLite; "
+            f"{duration:.0f} s; quizapp serve's defaults ({DEFAULT_WORKERS} workers x "
+            f"{DEFAULT_THREADS} threads), SQLite; "
             + ("no error" if not tally.errors else "first errors: " + "; ".join(tally.errors[:3])),
         )
     )

@@ -3,7 +3,7 @@
 What is measured: ``POST /exercises/bench/system`` (the form the browser posts: session cookie,
 CSRF token, ``via=text``, ``answer=(x, y)``) with wrk on loopback, 16 connections, against
 gunicorn started with ``quizapp serve``'s own settings (``python -m benchmarks.bench_app``, which
-takes them from ``quizapp.cli.server.gunicorn_options``: its worker class, 2 workers x 4 threads,
+takes them from ``quizapp.cli.server.gunicorn_options``: its worker class, 2 workers x 2 threads,
 keep-alive 5 s, the access log on), SQLite in WAL mode on the local disk with the default
 ``synchronous=NORMAL`` (``QUIZAPP_SQLITE_SYNCHRONOUS``).  Every request does the full path: load
 the signed-in user, check CSRF, read the exercise and the student's stored variant, grade the
@@ -43,6 +43,7 @@ from benchmarks.common import (
     store_variants,
     wrk,
 )
+from quizapp.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS
 
 USER_AGENT = "quizapp-benchmark"
 #: Issue 14's stretch targets (the base targets: 25 % and p99 < 100 ms).
@@ -91,7 +92,8 @@ class ServeLikeGunicorn(Gunicorn):
     settings (``python -m benchmarks.bench_app``, which takes them from
     ``quizapp.cli.server.gunicorn_options``); started and stopped by its own process id."""
 
-    def __init__(self, env: dict[str, str], *, workers: int = 2, threads: int = 4,
+    def __init__(self, env: dict[str, str], *, workers: int = DEFAULT_WORKERS,
+                 threads: int = DEFAULT_THREADS,
                  worker_class: str | None = None,
                  profile_dir: Path | None = None) -> None:  # fmt: skip
         self.port = free_port()
@@ -220,7 +222,7 @@ def serve_and_measure(
     root: Path, env: dict[str, str], pairs: list[tuple[str, str]], *, seconds: float,
     workers: int = 2,
 ) -> Run:  # fmt: skip
-    """Serve ``env``'s app as ``quizapp serve`` does (``workers`` x 4 threads), then wrk the bare
+    """Serve ``env``'s app as ``quizapp serve`` does (``workers`` x its threads), then wrk the bare
     route and the form submit (16 connections) for ``seconds`` each, after warm-ups."""
     users = ", ".join(f'{{"{c}", "{t}"}}' for c, t in pairs)
     submit_lua = root / "submit.lua"
@@ -322,7 +324,8 @@ def run(quick: bool = False) -> list[Result]:
         measured = serve_and_measure(root, env, pairs, seconds=seconds)
     measured.check()
     setting = (
-        "gunicorn with quizapp serve's settings (2 workers x 4 threads, access log on), "
+        f"gunicorn with quizapp serve's settings ({DEFAULT_WORKERS} workers x {DEFAULT_THREADS} "
+        "threads, access log on), "
         f"SQLite WAL synchronous=NORMAL, wrk -t{THREADS} -c{CONNECTIONS} {seconds}s"
     )
     return results("3 http", measured, setting, n_users, p99_target=TARGET_P99_MS)

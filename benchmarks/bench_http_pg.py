@@ -26,6 +26,7 @@ from benchmarks.bench_http import (
     serve_and_measure,
 )
 from benchmarks.common import MissingTool, Result, require_tool
+from quizapp.cli.server import DEFAULT_THREADS
 
 POSTGRES_ENV = "QUIZAPP_BENCH_POSTGRES_URL"
 DEFAULT_URL = "postgresql+psycopg://quizapp:quizapp@127.0.0.1:5432/quizapp_test"
@@ -112,7 +113,8 @@ def run(quick: bool = False) -> list[Result]:
             schema.drop()
         measured.check()
         setting = (
-            f"gunicorn with quizapp serve's settings but {workers} workers (x 4 threads, access "
+            f"gunicorn with quizapp serve's settings but {workers} workers (x {DEFAULT_THREADS} "
+            "threads, access "
             f"log on), PostgreSQL on 127.0.0.1 (a schema of its own), wrk -t{THREADS} "
             f"-c{CONNECTIONS} {seconds}s"
         )

@@ -2,7 +2,7 @@
 ``quizapp serve`` runs.
 
 The server is ``python -m benchmarks.bench_app`` (``quizapp serve``'s gunicorn options, its
-worker class, 2 workers x 4 threads) with one change: :func:`profiling_worker` subclasses that
+worker class, 2 workers x 2 threads) with one change: :func:`profiling_worker` subclasses that
 worker class so that each request's ``handle(conn)`` (the thread's whole work for one request:
 gunicorn reads and parses it, runs the WSGI app, writes the response and the access log line)
 runs under a pyinstrument ``Profiler`` of its thread, while a flag file names the profile being

@@ -27,6 +27,8 @@ from typing import Any
 
 from test_web_support import EXERCISES, REPO, synced_app
 
+from quizapp.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
@@ -54,8 +56,8 @@ class LiveServer:
         self,
         tmp_path: Path,
         *,
-        workers: int = 2,
-        threads: int = 4,
+        workers: int = DEFAULT_WORKERS,
+        threads: int = DEFAULT_THREADS,
         timeout: int = 30,
         database_url: str | None = None,
         env: dict[str, str] | None = None,

@@ -227,13 +227,15 @@ def _main() -> None:  # pragma: no cover - a measuring tool
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from server_harness import LiveServer
 
+    from quizapp.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trickle", type=int, default=256, help="slow connections")
     parser.add_argument("--mode", default="mixed", choices=["headers", "body", "mixed"])
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between bytes")
     parser.add_argument("--requests", type=int, default=100, help="normal requests measured")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--wait-closed", type=float, default=60.0,
                         help="seconds to wait for the server to drop every slow connection")  # fmt: skip
     args = parser.parse_args()

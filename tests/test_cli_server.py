@@ -190,6 +190,32 @@ def test_serve_disables_the_gunicorn_control_socket() -> None:
     assert cfg.workers == 2 and cfg.bind == ["127.0.0.1:5000"]
 
 
+def test_serve_defaults_to_two_workers_of_two_threads(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 threads per worker, not 4: fewer threads per process hold SQLite's single writer for
+    less time (docs/deploying.md, "Workers and threads"); the options reach gunicorn as given."""
+    import quizapp.cli.server as server
+
+    seen: list[dict] = []
+
+    class Captured:
+        def __init__(self, app: object, options: dict) -> None:
+            seen.append(options)
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(server, "_GunicornApp", Captured)
+    runner = CliRunner()
+    res = runner.invoke(main, ["serve", "--no-sync"])
+    assert res.exit_code == 0, res.output
+    assert (seen[-1]["workers"], seen[-1]["threads"]) == (2, 2)
+    res = runner.invoke(main, ["serve", "--no-sync", "--workers", "3", "--threads", "4"])
+    assert res.exit_code == 0, res.output
+    assert (seen[-1]["workers"], seen[-1]["threads"]) == (3, 4)
+
+
 def test_serve_warns_when_rate_limits_are_per_worker() -> None:
     from quizapp.cli.server import rate_limit_warning
 

@@ -16,6 +16,17 @@ from quizapp.bank.check import SAMPLE_SEEDS
 from quizapp.cli._group import app, main
 from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
+#: ``quizapp serve``'s gunicorn worker processes by default.
+DEFAULT_WORKERS = 2
+#: Threads per worker by default.  Two, not four: on SQLite, a thread that holds the write lock
+#: shares its process's interpreter lock with the others, so more threads per process hold the
+#: database's single writer longer.  Measured with ``benchmarks/bench_http.py`` on 2 cores (16
+#: connections, alternating runs, benchmarks/HISTORY.md "Twelfth pass"): submit p99 133-174 ms
+#: with 2 threads against 217-320 ms with 4, and about 25 % more submits per second; 1 thread
+#: measured like 2, but a single thread lets one long request (a regrade, an export) stop its
+#: worker for everyone else.
+DEFAULT_THREADS = 2
+
 #: The migration that made variants stored facts (migrations/versions/0002_stored_variants.py):
 #: undoing it drops what each student was shown, which ``db downgrade`` warns about.
 STORED_VARIANTS_REVISION = "0002_stored_variants"
@@ -95,14 +106,14 @@ class _GunicornApp:
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
 @click.option(
     "--workers",
-    default=2,
+    default=DEFAULT_WORKERS,
     show_default=True,
     type=click.IntRange(1, 64),
     help="gunicorn worker processes.",
 )
 @click.option(
     "--threads",
-    default=4,
+    default=DEFAULT_THREADS,
     show_default=True,
     type=click.IntRange(1, 64),
     help="Threads per worker (gthread workers).",
