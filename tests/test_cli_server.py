@@ -211,9 +211,11 @@ def test_serve_defaults_to_two_workers_of_two_threads(
     res = runner.invoke(main, ["serve", "--no-sync"])
     assert res.exit_code == 0, res.output
     assert (seen[-1]["workers"], seen[-1]["threads"]) == (2, 2)
+    assert "(2 workers x 2 threads; Ctrl+C to stop)" in res.output  # the log says what runs
     res = runner.invoke(main, ["serve", "--no-sync", "--workers", "3", "--threads", "4"])
     assert res.exit_code == 0, res.output
     assert (seen[-1]["workers"], seen[-1]["threads"]) == (3, 4)
+    assert "(3 workers x 4 threads; Ctrl+C to stop)" in res.output
 
 
 def test_serve_warns_when_rate_limits_are_per_worker() -> None:

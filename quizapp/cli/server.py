@@ -169,7 +169,8 @@ def serve(
         _sync(app, None)
     with app.app_context():
         db.engine.dispose()  # no pooled connection may cross the fork into the workers
-    click.echo(f"quizapp is serving on http://{host}:{port}/ (Ctrl+C to stop)")
+    how = "Flask's development server" if dev else f"{workers} workers x {threads} threads"
+    click.echo(f"quizapp is serving on http://{host}:{port}/ ({how}; Ctrl+C to stop)")
     click.echo(time_zone_line(app.config["QUIZAPP_TIMEZONE"]))
     if dev:
         app.run(host=host, port=port, debug=False, use_reloader=False)
