@@ -31,8 +31,9 @@ def main(argv: list[str] | None = None) -> None:
     (``quizapp.cli.server.gunicorn_options``: its read-timeout gthread worker, keep-alive,
     timeouts, access log on stdout), so the benchmark measures what ``quizapp serve`` runs.
 
-    ``python -m benchmarks.bench_app --port P [--workers 2] [--threads 2] [--timeout 30]
-    [--worker-class sync] [--profile-dir DIR]``; ``--worker-class`` (default: ``quizapp
+    ``python -m benchmarks.bench_app --port P [--workers N] [--threads N] [--timeout 30]
+    [--worker-class sync] [--profile-dir DIR]`` (workers and threads: ``quizapp serve``'s
+    defaults); ``--worker-class`` (default: ``quizapp
     serve``'s) exists only to compare worker classes; ``--profile-dir`` wraps the worker class in
     ``benchmarks.profile_submit.profiling_worker`` (pyinstrument, while a flag file says so).
     """

@@ -220,7 +220,7 @@ class Run:
 
 def serve_and_measure(
     root: Path, env: dict[str, str], pairs: list[tuple[str, str]], *, seconds: float,
-    workers: int = 2,
+    workers: int = DEFAULT_WORKERS,
 ) -> Run:  # fmt: skip
     """Serve ``env``'s app as ``quizapp serve`` does (``workers`` x its threads), then wrk the bare
     route and the form submit (16 connections) for ``seconds`` each, after warm-ups."""

@@ -114,9 +114,8 @@ def run(quick: bool = False) -> list[Result]:
         measured.check()
         setting = (
             f"gunicorn with quizapp serve's settings but {workers} workers (x {DEFAULT_THREADS} "
-            "threads, access "
-            f"log on), PostgreSQL on 127.0.0.1 (a schema of its own), wrk -t{THREADS} "
-            f"-c{CONNECTIONS} {seconds}s"
+            f"threads, access log on), PostgreSQL on 127.0.0.1 (a schema of its own), "
+            f"wrk -t{THREADS} -c{CONNECTIONS} {seconds}s"
         )
         out += results(
             "3 http postgres",

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from quizapp.cli.server import DEFAULT_THREADS, DEFAULT_WORKERS
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -140,11 +142,14 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """``gunicorn`` serving ``benchmarks.bench_app:create_bench_app()`` with ``quizapp serve``'s
-    settings (gthread workers, 4 threads each, keep-alive 5 s), access log off; started and
-    stopped by its own process id only."""
+    """``gunicorn`` serving ``benchmarks.bench_app:create_bench_app()`` with plain gthread
+    workers, ``quizapp serve``'s default worker and thread counts, keep-alive 5 s, access log off
+    (:class:`benchmarks.bench_http.ServeLikeGunicorn` takes ``quizapp serve``'s exact options);
+    started and stopped by its own process id only."""
 
-    def __init__(self, env: dict[str, str], *, workers: int = 2, threads: int = 4) -> None:
+    def __init__(
+        self, env: dict[str, str], *, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = dict(os.environ)

@@ -87,7 +87,7 @@ def test_256_trickling_clients_neither_delay_others_nor_stay_past_their_deadline
     from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT
 
     prepared_app(tmp_path)
-    with LiveServer(tmp_path) as server:  # quizapp serve's defaults (DEFAULT_WORKERS, _THREADS)
+    with LiveServer(tmp_path) as server:  # quizapp serve's default workers and threads
         with Tricklers(server.port, 256, "mixed", interval=5.0) as slow:
             time.sleep(1.0)
             assert slow.open_count() == 256

@@ -18,13 +18,9 @@ from quizapp.cli.buffering import BODY_TIMEOUT, HEADER_TIMEOUT, buffering_worker
 
 #: ``quizapp serve``'s gunicorn worker processes by default.
 DEFAULT_WORKERS = 2
-#: Threads per worker by default.  Two, not four: on SQLite, a thread that holds the write lock
-#: shares its process's interpreter lock with the others, so more threads per process hold the
-#: database's single writer longer.  Measured with ``benchmarks/bench_http.py`` on 2 cores (16
-#: connections, alternating runs, benchmarks/HISTORY.md "Twelfth pass"): submit p99 133-174 ms
-#: with 2 threads against 217-320 ms with 4, and about 25 % more submits per second; 1 thread
-#: measured like 2, but a single thread lets one long request (a regrade, an export) stop its
-#: worker for everyone else.
+#: Threads per worker by default: 2, not 4 (more submits per second and a lower p99 on SQLite),
+#: not 1 (one long request would stop its worker).  The measurements and the reasoning:
+#: docs/deploying.md, "Workers and threads"; the runs: benchmarks/HISTORY.md, twelfth pass.
 DEFAULT_THREADS = 2
 
 #: The migration that made variants stored facts (migrations/versions/0002_stored_variants.py):
